@@ -1,0 +1,28 @@
+"""pulsar-entries: Apache Pulsar's stored entries, outside the broker.
+
+Decode the entries a Pulsar topic keeps in BookKeeper ledgers and tiered
+storage into Arrow tables, and encode messages back into byte-identical
+entries. The work happens in a Rust core; Arrow data moves zero-copy.
+"""
+
+from __future__ import annotations
+
+from ._native import (
+    DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    EntryFormatError,
+    __version__,
+    decode,
+    encode_entry,
+    parse_entry,
+)
+from .entries import entries_table
+
+__all__ = [
+    "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "EntryFormatError",
+    "__version__",
+    "decode",
+    "encode_entry",
+    "entries_table",
+    "parse_entry",
+]

@@ -1,0 +1,85 @@
+//! The core crate's one error type.
+//!
+//! Every variant says what failed and where: offsets are absolute byte
+//! positions in the entry, except `Batch` errors, whose offsets are positions
+//! in the (decompressed) batch buffer, as the message says.
+
+use std::fmt;
+
+/// Which byte space an offset refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    /// The stored entry bytes.
+    Entry,
+    /// The decompressed batch buffer.
+    BatchBuffer,
+}
+
+impl fmt::Display for Space {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Space::Entry => "entry offset",
+            Space::BatchBuffer => "batch-buffer offset",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error("truncated {what} at {space} {offset}: needs {needed} bytes, {available} available")]
+    Truncated {
+        what: &'static str,
+        space: Space,
+        offset: usize,
+        needed: usize,
+        available: usize,
+    },
+    #[error("checksum mismatch: stored crc32c {stored:#010x}, computed {computed:#010x} over entry bytes {start}..{end}")]
+    ChecksumMismatch {
+        stored: u32,
+        computed: u32,
+        start: usize,
+        end: usize,
+    },
+    #[error("invalid {message} protobuf at {space} {offset}: {reason}")]
+    Protobuf {
+        message: &'static str,
+        space: Space,
+        offset: usize,
+        reason: String,
+    },
+    #[error("{message} at {space} {offset} is missing required field `{field}`")]
+    MissingField {
+        message: &'static str,
+        space: Space,
+        offset: usize,
+        field: &'static str,
+    },
+    #[error("{what} {size} exceeds the limit of {limit} bytes (entry offset {offset})")]
+    TooLarge {
+        what: &'static str,
+        size: u64,
+        limit: u64,
+        offset: usize,
+    },
+    #[error("{codec} decompression of the payload at entry offset {offset} failed: {reason}")]
+    Decompress {
+        codec: &'static str,
+        offset: usize,
+        reason: String,
+    },
+    #[error("unknown compression type {value} in metadata at entry offset {offset}")]
+    UnknownCompression { value: i32, offset: usize },
+    #[error("batch record {index} at batch-buffer offset {offset}: {reason}")]
+    Batch {
+        index: usize,
+        offset: usize,
+        reason: String,
+    },
+    #[error("invalid input: {0}")]
+    Input(String),
+    #[error("cannot encode: {0}")]
+    Encode(String),
+}
+
+pub type Result<T, E = EntryError> = std::result::Result<T, E>;

@@ -1,0 +1,540 @@
+//! Zero-copy views of MessageMetadata, SingleMessageMetadata and
+//! BrokerEntryMetadata (spec entry-format.md §3).
+//!
+//! A view validates the whole message once when it is parsed (wire format,
+//! UTF-8, required fields, nested KeyValues), then borrows from the entry
+//! buffer. Repeated fields are kept as counts and re-read lazily from the raw
+//! bytes, which keeps a view `Copy` and allocation-free.
+
+use crate::error::{EntryError, Result, Space};
+use crate::wire::{packed_varints, Reader, Value};
+
+/// A repeated `KeyValue` field, read lazily from the message that holds it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Properties<'a> {
+    raw: &'a [u8],
+    field: u32,
+    count: u32,
+}
+
+impl<'a> Properties<'a> {
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let field = self.field;
+        let count = self.count;
+        let mut reader = Reader::new(self.raw, 0, Space::Entry, "KeyValue");
+        std::iter::from_fn(move || {
+            if count == 0 {
+                return None;
+            }
+            // Validated when the owning view was parsed, so errors cannot occur here.
+            while let Ok(Some((f, v, _))) = reader.next_field() {
+                if f == field {
+                    if let Value::Bytes(b) = v {
+                        return parse_key_value(b, 0, Space::Entry).ok();
+                    }
+                }
+            }
+            None
+        })
+    }
+}
+
+fn parse_key_value(buf: &[u8], base: usize, space: Space) -> Result<(&str, &str)> {
+    let mut r = Reader::new(buf, base, space, "KeyValue");
+    let (mut key, mut value) = (None, None);
+    while let Some((field, v, at)) = r.next_field()? {
+        match field {
+            1 => key = Some(r.expect_str(v, at, "key")?),
+            2 => value = Some(r.expect_str(v, at, "value")?),
+            _ => {}
+        }
+    }
+    let missing = |field| EntryError::MissingField {
+        message: "KeyValue",
+        space,
+        offset: base,
+        field,
+    };
+    Ok((key.ok_or_else(|| missing("key"))?, value.ok_or_else(|| missing("value"))?))
+}
+
+/// One `EncryptionKeys` entry: key name, encrypted data key, metadata.
+#[derive(Debug, Clone, Copy)]
+pub struct EncryptionKeyView<'a> {
+    pub key: &'a str,
+    pub value: &'a [u8],
+    pub metadata: Properties<'a>,
+}
+
+fn parse_encryption_key(buf: &[u8], base: usize, space: Space) -> Result<EncryptionKeyView<'_>> {
+    let mut r = Reader::new(buf, base, space, "EncryptionKeys");
+    let (mut key, mut value, mut count) = (None, None, 0u32);
+    while let Some((field, v, at)) = r.next_field()? {
+        match field {
+            1 => key = Some(r.expect_str(v, at, "key")?),
+            2 => value = Some(r.expect_bytes(v, at, "value")?),
+            3 => {
+                parse_key_value(r.expect_bytes(v, at, "metadata")?, base + at, space)?;
+                count += 1;
+            }
+            _ => {}
+        }
+    }
+    let missing = |field| EntryError::MissingField {
+        message: "EncryptionKeys",
+        space,
+        offset: base,
+        field,
+    };
+    Ok(EncryptionKeyView {
+        key: key.ok_or_else(|| missing("key"))?,
+        value: value.ok_or_else(|| missing("value"))?,
+        metadata: Properties {
+            raw: buf,
+            field: 3,
+            count,
+        },
+    })
+}
+
+/// MessageMetadata, fields 1–32. `None` means the field was not on the wire.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MessageMetadataView<'a> {
+    /// The serialized message, for lazy access to repeated fields.
+    pub raw: &'a [u8],
+    pub producer_name: &'a str,
+    pub sequence_id: u64,
+    pub publish_time: u64,
+    pub properties: Properties<'a>,
+    pub replicated_from: Option<&'a str>,
+    pub partition_key: Option<&'a str>,
+    replicate_to_count: u32,
+    pub compression: Option<i32>,
+    pub uncompressed_size: Option<u32>,
+    pub num_messages_in_batch: Option<i32>,
+    pub event_time: Option<u64>,
+    encryption_keys_count: u32,
+    pub encryption_algo: Option<&'a str>,
+    pub encryption_param: Option<&'a [u8]>,
+    pub schema_version: Option<&'a [u8]>,
+    pub partition_key_b64_encoded: Option<bool>,
+    pub ordering_key: Option<&'a [u8]>,
+    pub deliver_at_time: Option<i64>,
+    pub marker_type: Option<i32>,
+    pub txnid_least_bits: Option<u64>,
+    pub txnid_most_bits: Option<u64>,
+    pub highest_sequence_id: Option<u64>,
+    pub null_value: Option<bool>,
+    pub uuid: Option<&'a str>,
+    pub num_chunks_from_msg: Option<i32>,
+    pub total_chunk_msg_size: Option<i32>,
+    pub chunk_id: Option<i32>,
+    pub null_partition_key: Option<bool>,
+    compacted_batch_indexes_count: u32,
+    pub last_compacted_batch_index: Option<i32>,
+    pub schema_id: Option<&'a [u8]>,
+}
+
+impl<'a> MessageMetadataView<'a> {
+    /// Parses `buf`, which starts at `base` in the entry.
+    pub fn parse(buf: &'a [u8], base: usize) -> Result<Self> {
+        let mut r = Reader::new(buf, base, Space::Entry, "MessageMetadata");
+        let mut m = MessageMetadataView {
+            raw: buf,
+            properties: Properties {
+                raw: buf,
+                field: 4,
+                count: 0,
+            },
+            ..Default::default()
+        };
+        let (mut has_producer, mut has_sequence, mut has_publish) = (false, false, false);
+        while let Some((field, v, at)) = r.next_field()? {
+            match field {
+                1 => {
+                    m.producer_name = r.expect_str(v, at, "producer_name")?;
+                    has_producer = true;
+                }
+                2 => {
+                    m.sequence_id = r.expect_varint(v, at, "sequence_id")?;
+                    has_sequence = true;
+                }
+                3 => {
+                    m.publish_time = r.expect_varint(v, at, "publish_time")?;
+                    has_publish = true;
+                }
+                4 => {
+                    parse_key_value(r.expect_bytes(v, at, "properties")?, base + at, Space::Entry)?;
+                    m.properties.count += 1;
+                }
+                5 => m.replicated_from = Some(r.expect_str(v, at, "replicated_from")?),
+                6 => m.partition_key = Some(r.expect_str(v, at, "partition_key")?),
+                7 => {
+                    r.expect_str(v, at, "replicate_to")?;
+                    m.replicate_to_count += 1;
+                }
+                8 => m.compression = Some(r.expect_i32(v, at, "compression")?),
+                9 => m.uncompressed_size = Some(r.expect_varint(v, at, "uncompressed_size")? as u32),
+                11 => m.num_messages_in_batch = Some(r.expect_i32(v, at, "num_messages_in_batch")?),
+                12 => m.event_time = Some(r.expect_varint(v, at, "event_time")?),
+                13 => {
+                    parse_encryption_key(r.expect_bytes(v, at, "encryption_keys")?, base + at, Space::Entry)?;
+                    m.encryption_keys_count += 1;
+                }
+                14 => m.encryption_algo = Some(r.expect_str(v, at, "encryption_algo")?),
+                15 => m.encryption_param = Some(r.expect_bytes(v, at, "encryption_param")?),
+                16 => m.schema_version = Some(r.expect_bytes(v, at, "schema_version")?),
+                17 => m.partition_key_b64_encoded = Some(r.expect_bool(v, at, "partition_key_b64_encoded")?),
+                18 => m.ordering_key = Some(r.expect_bytes(v, at, "ordering_key")?),
+                19 => m.deliver_at_time = Some(r.expect_varint(v, at, "deliver_at_time")? as i64),
+                20 => m.marker_type = Some(r.expect_i32(v, at, "marker_type")?),
+                22 => m.txnid_least_bits = Some(r.expect_varint(v, at, "txnid_least_bits")?),
+                23 => m.txnid_most_bits = Some(r.expect_varint(v, at, "txnid_most_bits")?),
+                24 => m.highest_sequence_id = Some(r.expect_varint(v, at, "highest_sequence_id")?),
+                25 => m.null_value = Some(r.expect_bool(v, at, "null_value")?),
+                26 => m.uuid = Some(r.expect_str(v, at, "uuid")?),
+                27 => m.num_chunks_from_msg = Some(r.expect_i32(v, at, "num_chunks_from_msg")?),
+                28 => m.total_chunk_msg_size = Some(r.expect_i32(v, at, "total_chunk_msg_size")?),
+                29 => m.chunk_id = Some(r.expect_i32(v, at, "chunk_id")?),
+                30 => m.null_partition_key = Some(r.expect_bool(v, at, "null_partition_key")?),
+                31 => match v {
+                    Value::Varint(x) => {
+                        m.compacted_batch_indexes_count += 1;
+                        m.last_compacted_batch_index = Some(x as i32);
+                    }
+                    // Java writes repeated scalars unpacked; accept packed as protobuf requires.
+                    Value::Bytes(b) => {
+                        for x in packed_varints(b) {
+                            let x = x.ok_or_else(|| r.error(at, "malformed packed compacted_batch_indexes"))?;
+                            m.compacted_batch_indexes_count += 1;
+                            m.last_compacted_batch_index = Some(x as i32);
+                        }
+                    }
+                    _ => return Err(r.error(at, "field `compacted_batch_indexes` has the wrong wire type")),
+                },
+                32 => m.schema_id = Some(r.expect_bytes(v, at, "schema_id")?),
+                _ => {} // unknown fields are skipped, as Java does
+            }
+        }
+        let missing = |field| EntryError::MissingField {
+            message: "MessageMetadata",
+            space: Space::Entry,
+            offset: base,
+            field,
+        };
+        if !has_producer {
+            return Err(missing("producer_name"));
+        }
+        if !has_sequence {
+            return Err(missing("sequence_id"));
+        }
+        if !has_publish {
+            return Err(missing("publish_time"));
+        }
+        Ok(m)
+    }
+
+    /// Batch framing is marked by the *presence* of `num_messages_in_batch`.
+    pub fn is_batch(&self) -> bool {
+        self.num_messages_in_batch.is_some()
+    }
+
+    /// Messages in the entry: the batch count, else 1.
+    pub fn num_messages(&self) -> i32 {
+        self.num_messages_in_batch.unwrap_or(1)
+    }
+
+    pub fn is_encrypted(&self) -> bool {
+        self.encryption_keys_count > 0
+    }
+
+    pub fn is_chunk(&self) -> bool {
+        self.num_chunks_from_msg.is_some_and(|n| n > 1)
+    }
+
+    pub fn replicate_to(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.repeated(7).filter_map(|(v, _)| match v {
+            Value::Bytes(b) => std::str::from_utf8(b).ok(),
+            _ => None,
+        })
+    }
+
+    pub fn replicate_to_count(&self) -> usize {
+        self.replicate_to_count as usize
+    }
+
+    pub fn encryption_keys(&self) -> impl Iterator<Item = EncryptionKeyView<'a>> + 'a {
+        self.repeated(13).filter_map(|(v, _)| match v {
+            Value::Bytes(b) => parse_encryption_key(b, 0, Space::Entry).ok(),
+            _ => None,
+        })
+    }
+
+    pub fn encryption_keys_count(&self) -> usize {
+        self.encryption_keys_count as usize
+    }
+
+    pub fn compacted_batch_indexes_count(&self) -> usize {
+        self.compacted_batch_indexes_count as usize
+    }
+
+    /// Field 31, in wire order, packed or not.
+    pub fn compacted_batch_indexes(&self) -> impl Iterator<Item = i32> + 'a {
+        self.repeated(31).flat_map(|(v, _)| {
+            let (single, packed) = match v {
+                Value::Varint(x) => (Some(x as i32), None),
+                Value::Bytes(b) => (None, Some(packed_varints(b).map(|x| x.unwrap_or(0) as i32))),
+                _ => (None, None),
+            };
+            single.into_iter().chain(packed.into_iter().flatten())
+        })
+    }
+
+    fn repeated(&self, field: u32) -> impl Iterator<Item = (Value<'a>, usize)> + 'a {
+        let mut r = Reader::new(self.raw, 0, Space::Entry, "MessageMetadata");
+        std::iter::from_fn(move || loop {
+            match r.next_field() {
+                Ok(Some((f, v, at))) if f == field => return Some((v, at)),
+                Ok(Some(_)) => continue,
+                _ => return None,
+            }
+        })
+    }
+}
+
+/// SingleMessageMetadata: the header of one message inside a batch.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SingleMessageMetadataView<'a> {
+    pub properties: Properties<'a>,
+    pub partition_key: Option<&'a str>,
+    pub payload_size: i32,
+    pub compacted_out: Option<bool>,
+    pub event_time: Option<u64>,
+    pub partition_key_b64_encoded: Option<bool>,
+    pub ordering_key: Option<&'a [u8]>,
+    pub sequence_id: Option<u64>,
+    pub null_value: Option<bool>,
+    pub null_partition_key: Option<bool>,
+}
+
+impl<'a> SingleMessageMetadataView<'a> {
+    /// Parses `buf`, which starts at `base` in the batch buffer.
+    #[inline]
+    pub fn parse(buf: &'a [u8], base: usize) -> Result<Self> {
+        let mut r = Reader::new(buf, base, Space::BatchBuffer, "SingleMessageMetadata");
+        let mut m = SingleMessageMetadataView {
+            properties: Properties {
+                raw: buf,
+                field: 1,
+                count: 0,
+            },
+            ..Default::default()
+        };
+        let mut has_size = false;
+        while let Some((field, v, at)) = r.next_field()? {
+            match field {
+                1 => {
+                    parse_key_value(r.expect_bytes(v, at, "properties")?, base + at, Space::BatchBuffer)?;
+                    m.properties.count += 1;
+                }
+                2 => m.partition_key = Some(r.expect_str(v, at, "partition_key")?),
+                3 => {
+                    m.payload_size = r.expect_i32(v, at, "payload_size")?;
+                    has_size = true;
+                }
+                4 => m.compacted_out = Some(r.expect_bool(v, at, "compacted_out")?),
+                5 => m.event_time = Some(r.expect_varint(v, at, "event_time")?),
+                6 => m.partition_key_b64_encoded = Some(r.expect_bool(v, at, "partition_key_b64_encoded")?),
+                7 => m.ordering_key = Some(r.expect_bytes(v, at, "ordering_key")?),
+                8 => m.sequence_id = Some(r.expect_varint(v, at, "sequence_id")?),
+                9 => m.null_value = Some(r.expect_bool(v, at, "null_value")?),
+                10 => m.null_partition_key = Some(r.expect_bool(v, at, "null_partition_key")?),
+                _ => {}
+            }
+        }
+        if !has_size {
+            return Err(EntryError::MissingField {
+                message: "SingleMessageMetadata",
+                space: Space::BatchBuffer,
+                offset: base,
+                field: "payload_size",
+            });
+        }
+        Ok(m)
+    }
+
+    pub fn is_compacted_out(&self) -> bool {
+        self.compacted_out == Some(true)
+    }
+}
+
+/// BrokerEntryMetadata (PIP-70), from the `0e 02` prefix.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BrokerEntryMetadataView {
+    pub broker_timestamp: Option<u64>,
+    pub index: Option<u64>,
+}
+
+impl BrokerEntryMetadataView {
+    pub fn parse(buf: &[u8], base: usize) -> Result<Self> {
+        let mut r = Reader::new(buf, base, Space::Entry, "BrokerEntryMetadata");
+        let mut m = BrokerEntryMetadataView::default();
+        while let Some((field, v, at)) = r.next_field()? {
+            match field {
+                1 => m.broker_timestamp = Some(r.expect_varint(v, at, "broker_timestamp")?),
+                2 => m.index = Some(r.expect_varint(v, at, "index")?),
+                _ => {}
+            }
+        }
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto;
+    use prost::Message;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        hex::decode(s).unwrap()
+    }
+
+    #[test]
+    fn parses_spec_e3_header() {
+        let md = unhex("0a0d746573742d70726f647563657210001880d095ffbc3132026b315802880100c00101");
+        let v = MessageMetadataView::parse(&md, 0).unwrap();
+        assert_eq!(v.producer_name, "test-producer");
+        assert_eq!(v.publish_time, 1_700_000_000_000);
+        assert_eq!(v.partition_key, Some("k1"));
+        assert_eq!(v.partition_key_b64_encoded, Some(false));
+        assert_eq!(v.num_messages_in_batch, Some(2));
+        assert_eq!(v.highest_sequence_id, Some(1));
+        assert!(v.is_batch());
+        assert_eq!(v.uncompressed_size, None);
+    }
+
+    #[test]
+    fn batch_of_one_is_a_batch() {
+        let raw = unhex("0a0170100018015801");
+        let v = MessageMetadataView::parse(&raw, 0).unwrap();
+        assert!(v.is_batch());
+        assert_eq!(v.num_messages(), 1);
+    }
+
+    #[test]
+    fn compacted_batch_indexes_unpacked_and_packed() {
+        let raw = unhex("0a0170100018015804f80100f80102");
+        let v = MessageMetadataView::parse(&raw, 0).unwrap();
+        assert_eq!(v.compacted_batch_indexes().collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(v.last_compacted_batch_index, Some(2));
+        // Packed form: tag fa 01, length 2, values 0 and 2.
+        let raw = unhex("0a0170100018015804fa01020002");
+        let v = MessageMetadataView::parse(&raw, 0).unwrap();
+        assert_eq!(v.compacted_batch_indexes().collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(v.compacted_batch_indexes_count(), 2);
+    }
+
+    #[test]
+    fn missing_required_fields_are_errors() {
+        // Only producer_name and sequence_id: no publish_time.
+        let err = MessageMetadataView::parse(&unhex("0a01701000"), 10).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "MessageMetadata at entry offset 10 is missing required field `publish_time`"
+        );
+        let err = SingleMessageMetadataView::parse(&unhex("12026b31"), 4).unwrap_err();
+        assert!(err.to_string().contains("payload_size"), "{err}");
+    }
+
+    #[test]
+    fn view_agrees_with_prost_on_every_field() {
+        let md = proto::MessageMetadata {
+            producer_name: "p".into(),
+            sequence_id: 3,
+            publish_time: 4,
+            properties: vec![
+                proto::KeyValue { key: "a".into(), value: "1".into() },
+                proto::KeyValue { key: "b".into(), value: "2".into() },
+            ],
+            replicated_from: Some("r".into()),
+            partition_key: Some("k".into()),
+            replicate_to: vec!["c1".into(), "c2".into()],
+            compression: Some(3),
+            uncompressed_size: Some(77),
+            num_messages_in_batch: Some(5),
+            event_time: Some(6),
+            encryption_keys: vec![proto::EncryptionKeys {
+                key: "ek".into(),
+                value: vec![1, 2],
+                metadata: vec![proto::KeyValue { key: "m".into(), value: "n".into() }],
+            }],
+            encryption_algo: Some("algo".into()),
+            encryption_param: Some(vec![9; 12]),
+            schema_version: Some(vec![0, 1]),
+            partition_key_b64_encoded: Some(false),
+            ordering_key: Some(b"ok".to_vec()),
+            deliver_at_time: Some(-5),
+            marker_type: Some(21),
+            txnid_least_bits: Some(7),
+            txnid_most_bits: Some(8),
+            highest_sequence_id: Some(9),
+            null_value: Some(true),
+            uuid: Some("u".into()),
+            num_chunks_from_msg: Some(2),
+            total_chunk_msg_size: Some(100),
+            chunk_id: Some(1),
+            null_partition_key: Some(false),
+            compacted_batch_indexes: vec![1, 3, -1],
+            schema_id: Some(vec![4]),
+        };
+        let raw = md.encode_to_vec();
+        let v = MessageMetadataView::parse(&raw, 0).unwrap();
+        assert_eq!(v.producer_name, "p");
+        assert_eq!((v.sequence_id, v.publish_time), (3, 4));
+        assert_eq!(v.properties.iter().collect::<Vec<_>>(), vec![("a", "1"), ("b", "2")]);
+        assert_eq!(v.replicated_from, Some("r"));
+        assert_eq!(v.partition_key, Some("k"));
+        assert_eq!(v.replicate_to().collect::<Vec<_>>(), vec!["c1", "c2"]);
+        assert_eq!(v.compression, Some(3));
+        assert_eq!(v.uncompressed_size, Some(77));
+        assert_eq!(v.num_messages_in_batch, Some(5));
+        assert_eq!(v.event_time, Some(6));
+        let keys: Vec<_> = v.encryption_keys().collect();
+        assert_eq!(keys.len(), 1);
+        assert_eq!((keys[0].key, keys[0].value), ("ek", &[1u8, 2][..]));
+        assert_eq!(keys[0].metadata.iter().collect::<Vec<_>>(), vec![("m", "n")]);
+        assert_eq!(v.encryption_algo, Some("algo"));
+        assert_eq!(v.encryption_param, Some(&[9u8; 12][..]));
+        assert_eq!(v.schema_version, Some(&[0u8, 1][..]));
+        assert_eq!(v.partition_key_b64_encoded, Some(false));
+        assert_eq!(v.ordering_key, Some(&b"ok"[..]));
+        assert_eq!(v.deliver_at_time, Some(-5));
+        assert_eq!(v.marker_type, Some(21));
+        assert_eq!((v.txnid_least_bits, v.txnid_most_bits), (Some(7), Some(8)));
+        assert_eq!(v.highest_sequence_id, Some(9));
+        assert_eq!(v.null_value, Some(true));
+        assert_eq!(v.uuid, Some("u"));
+        assert_eq!((v.num_chunks_from_msg, v.total_chunk_msg_size, v.chunk_id), (Some(2), Some(100), Some(1)));
+        assert_eq!(v.null_partition_key, Some(false));
+        assert_eq!(v.compacted_batch_indexes().collect::<Vec<_>>(), vec![1, 3, -1]);
+        assert_eq!(v.last_compacted_batch_index, Some(-1));
+        assert_eq!(v.schema_id, Some(&[4u8][..]));
+        assert!(v.is_encrypted() && v.is_chunk() && v.is_batch());
+    }
+
+    #[test]
+    fn unknown_fields_are_skipped() {
+        let mut raw = unhex("0a0170100018015801");
+        raw.extend_from_slice(&[0x98, 0x02, 0x05]); // field 35 varint
+        assert!(MessageMetadataView::parse(&raw, 0).is_ok());
+    }
+}

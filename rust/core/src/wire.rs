@@ -1,0 +1,236 @@
+//! A borrowing protobuf wire-format reader.
+//!
+//! prost decodes into owned structs (a `String` per string field, a `Vec` per
+//! repeated field). The decode hot path instead reads fields in place and
+//! borrows strings and bytes from the entry buffer, so splitting a batch makes
+//! no heap allocation per message; `benches/codec.rs` measures the difference
+//! against prost (figures in `benches/README.md`). prost still serves encoding
+//! and the owned types in `proto`.
+
+use crate::error::{EntryError, Result, Space};
+
+/// One field value as it appears on the wire.
+#[derive(Debug, Clone, Copy)]
+pub enum Value<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+    // No field of ours is fixed-width; these are read only to be skipped.
+    Fixed64,
+    Fixed32,
+}
+
+/// Iterates the fields of one serialized message.
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    /// Position of `buf[0]`, for error offsets.
+    base: usize,
+    space: Space,
+    message: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8], base: usize, space: Space, message: &'static str) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            base,
+            space,
+            message,
+        }
+    }
+
+    pub fn error(&self, at: usize, reason: impl Into<String>) -> EntryError {
+        EntryError::Protobuf {
+            message: self.message,
+            space: self.space,
+            offset: self.base + at,
+            reason: reason.into(),
+        }
+    }
+
+    #[inline]
+    fn varint(&mut self) -> Result<u64> {
+        let start = self.pos;
+        let mut value: u64 = 0;
+        for i in 0..10 {
+            let Some(&byte) = self.buf.get(self.pos) else {
+                return Err(self.error(start, "truncated varint"));
+            };
+            self.pos += 1;
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte < 0x80 {
+                if i == 9 && byte > 1 {
+                    return Err(self.error(start, "varint overflows 64 bits"));
+                }
+                return Ok(value);
+            }
+        }
+        Err(self.error(start, "varint longer than 10 bytes"))
+    }
+
+    fn take(&mut self, n: usize, start: usize) -> Result<&'a [u8]> {
+        match self.buf.get(self.pos..self.pos.saturating_add(n)) {
+            Some(slice) if self.pos.checked_add(n).is_some() => {
+                self.pos += n;
+                Ok(slice)
+            }
+            _ => Err(self.error(
+                start,
+                format!(
+                    "field length {n} runs past the end ({} bytes left)",
+                    self.buf.len() - self.pos
+                ),
+            )),
+        }
+    }
+
+    /// The next `(field_number, value, field_start)`, or `None` at the end.
+    #[inline]
+    pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>, usize)>> {
+        if self.pos >= self.buf.len() {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let key = self.varint()?;
+        let field = key >> 3;
+        if field == 0 || field > u64::from(u32::MAX >> 3) {
+            return Err(self.error(start, format!("invalid field number {field}")));
+        }
+        let value = match key & 7 {
+            0 => Value::Varint(self.varint()?),
+            1 => {
+                self.take(8, start)?;
+                Value::Fixed64
+            }
+            2 => {
+                let len = self.varint()?;
+                let len = usize::try_from(len).map_err(|_| self.error(start, "length overflow"))?;
+                Value::Bytes(self.take(len, start)?)
+            }
+            5 => {
+                self.take(4, start)?;
+                Value::Fixed32
+            }
+            // Java's parser aborts on groups (3, 4) and reserved types alike.
+            t => return Err(self.error(start, format!("Invalid unknown tag type: {t}"))),
+        };
+        Ok(Some((field as u32, value, start)))
+    }
+
+    pub fn expect_varint(&self, v: Value<'a>, at: usize, field: &str) -> Result<u64> {
+        match v {
+            Value::Varint(x) => Ok(x),
+            _ => Err(self.error(at, format!("field `{field}` has the wrong wire type"))),
+        }
+    }
+
+    pub fn expect_bytes(&self, v: Value<'a>, at: usize, field: &str) -> Result<&'a [u8]> {
+        match v {
+            Value::Bytes(b) => Ok(b),
+            _ => Err(self.error(at, format!("field `{field}` has the wrong wire type"))),
+        }
+    }
+
+    pub fn expect_str(&self, v: Value<'a>, at: usize, field: &str) -> Result<&'a str> {
+        let b = self.expect_bytes(v, at, field)?;
+        std::str::from_utf8(b).map_err(|e| self.error(at, format!("field `{field}` is not UTF-8: {e}")))
+    }
+
+    /// Java reads a bool as true only when the varint is exactly 1.
+    pub fn expect_bool(&self, v: Value<'a>, at: usize, field: &str) -> Result<bool> {
+        Ok(self.expect_varint(v, at, field)? == 1)
+    }
+
+    /// int32 fields carry negative values as 10-byte varints; keep the low 32 bits.
+    pub fn expect_i32(&self, v: Value<'a>, at: usize, field: &str) -> Result<i32> {
+        Ok(self.expect_varint(v, at, field)? as i32)
+    }
+}
+
+/// Decodes a packed run of varints (repeated scalars sent packed).
+pub fn packed_varints(bytes: &[u8]) -> PackedVarints<'_> {
+    PackedVarints { bytes, pos: 0 }
+}
+
+pub struct PackedVarints<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Iterator for PackedVarints<'_> {
+    type Item = Option<u64>;
+    /// `Some(None)` marks a malformed varint; callers validate once up front.
+    fn next(&mut self) -> Option<Option<u64>> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        let mut value = 0u64;
+        for i in 0..10 {
+            let Some(&b) = self.bytes.get(self.pos) else {
+                self.pos = self.bytes.len();
+                return Some(None);
+            };
+            self.pos += 1;
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Some(Some(value));
+            }
+        }
+        self.pos = self.bytes.len();
+        Some(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(buf: &[u8]) -> Result<Vec<(u32, String)>> {
+        let mut r = Reader::new(buf, 0, Space::Entry, "test");
+        let mut out = vec![];
+        while let Some((f, v, _)) = r.next_field()? {
+            out.push((f, format!("{v:?}")));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn reads_negative_int32_as_ten_byte_varint() {
+        let buf = [0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        let mut r = Reader::new(&buf, 0, Space::Entry, "test");
+        let (f, v, at) = r.next_field().unwrap().unwrap();
+        assert_eq!(f, 3);
+        assert_eq!(r.expect_i32(v, at, "partition").unwrap(), -1);
+    }
+
+    #[test]
+    fn rejects_groups_like_java() {
+        let err = fields(&[0x0b]).unwrap_err();
+        assert!(err.to_string().contains("Invalid unknown tag type: 3"), "{err}");
+    }
+
+    #[test]
+    fn rejects_truncated_and_overlong() {
+        assert!(fields(&[0x0a, 0x05, b'a']).unwrap_err().to_string().contains("runs past the end"));
+        assert!(fields(&[0x08, 0x80]).unwrap_err().to_string().contains("truncated varint"));
+        let overlong = [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert!(fields(&overlong).is_err());
+        assert!(fields(&[0x00]).unwrap_err().to_string().contains("invalid field number 0"));
+    }
+
+    #[test]
+    fn bool_is_true_only_for_one() {
+        let r = Reader::new(&[], 0, Space::Entry, "t");
+        assert!(r.expect_bool(Value::Varint(1), 0, "b").unwrap());
+        assert!(!r.expect_bool(Value::Varint(2), 0, "b").unwrap());
+    }
+
+    #[test]
+    fn packed_varints_decode() {
+        let v: Vec<_> = packed_varints(&[0x00, 0x02, 0xac, 0x02]).collect();
+        assert_eq!(v, vec![Some(0), Some(2), Some(300)]);
+        let bad: Vec<_> = packed_varints(&[0x80]).collect();
+        assert_eq!(bad, vec![None]);
+    }
+}

@@ -17,25 +17,56 @@ pub struct BatchRecord<'a> {
 /// Smallest possible record: a size word and a 2-byte SingleMessageMetadata.
 const MIN_RECORD: usize = 6;
 
-fn read_record(buf: &[u8], pos: usize, index: usize) -> Result<(SingleMessageMetadataView<'_>, &[u8], usize)> {
-    let fail = |offset: usize, reason: String| EntryError::Batch { index, offset, reason };
-    let size_bytes = buf
-        .get(pos..pos + 4)
-        .ok_or_else(|| fail(pos, format!("truncated size word: {} bytes left", buf.len() - pos)))?;
+fn read_record(
+    buf: &[u8],
+    pos: usize,
+    index: usize,
+) -> Result<(SingleMessageMetadataView<'_>, &[u8], usize)> {
+    let fail = |offset: usize, reason: String| EntryError::Batch {
+        index,
+        offset,
+        reason,
+    };
+    let size_bytes = buf.get(pos..pos + 4).ok_or_else(|| {
+        fail(
+            pos,
+            format!("truncated size word: {} bytes left", buf.len() - pos),
+        )
+    })?;
     let smm_size = u32::from_be_bytes(size_bytes.try_into().unwrap()) as usize;
     let smm_start = pos + 4;
     let smm_end = smm_start
         .checked_add(smm_size)
         .filter(|&end| end <= buf.len())
         .ok_or_else(|| {
-            fail(pos, format!("SingleMessageMetadata size {smm_size} exceeds the {} bytes left", buf.len() - smm_start))
+            fail(
+                pos,
+                format!(
+                    "SingleMessageMetadata size {smm_size} exceeds the {} bytes left",
+                    buf.len() - smm_start
+                ),
+            )
         })?;
-    let smm = SingleMessageMetadataView::parse(&buf[smm_start..smm_end], smm_start).map_err(|e| fail(smm_start, e.to_string()))?;
-    let payload_size = usize::try_from(smm.payload_size).map_err(|_| fail(smm_start, format!("negative payload_size {}", smm.payload_size)))?;
+    let smm = SingleMessageMetadataView::parse(&buf[smm_start..smm_end], smm_start)
+        .map_err(|e| fail(smm_start, e.to_string()))?;
+    let payload_size = usize::try_from(smm.payload_size).map_err(|_| {
+        fail(
+            smm_start,
+            format!("negative payload_size {}", smm.payload_size),
+        )
+    })?;
     let end = smm_end
         .checked_add(payload_size)
         .filter(|&end| end <= buf.len())
-        .ok_or_else(|| fail(smm_end, format!("payload_size {payload_size} exceeds the {} bytes left", buf.len() - smm_end)))?;
+        .ok_or_else(|| {
+            fail(
+                smm_end,
+                format!(
+                    "payload_size {payload_size} exceeds the {} bytes left",
+                    buf.len() - smm_end
+                ),
+            )
+        })?;
     Ok((smm, &buf[smm_end..end], end))
 }
 
@@ -46,7 +77,11 @@ fn read_record(buf: &[u8], pos: usize, index: usize) -> Result<(SingleMessageMet
 /// read to the end of the buffer and the count decides the shape: as many as
 /// the list means retained-only (indexes come from the list), as many as
 /// `num_messages_in_batch` means placeholders kept (indexes are positions).
-pub fn split_batch<'a>(buf: &'a [u8], header: &MessageMetadataView<'_>, out: &mut Vec<BatchRecord<'a>>) -> Result<()> {
+pub fn split_batch<'a>(
+    buf: &'a [u8],
+    header: &MessageMetadataView<'_>,
+    out: &mut Vec<BatchRecord<'a>>,
+) -> Result<()> {
     let declared = header.num_messages();
     let n = usize::try_from(declared).map_err(|_| EntryError::Batch {
         index: 0,
@@ -92,7 +127,10 @@ pub fn split_batch<'a>(buf: &'a [u8], header: &MessageMetadataView<'_>, out: &mu
         count += 1;
     }
     if count == retained {
-        for (record, index) in out[first..].iter_mut().zip(header.compacted_batch_indexes()) {
+        for (record, index) in out[first..]
+            .iter_mut()
+            .zip(header.compacted_batch_indexes())
+        {
             record.index = index;
         }
         Ok(())
@@ -157,17 +195,29 @@ mod tests {
         let buf = [record(b"a", false), record(b"c", false)].concat();
         let mut out = vec![];
         split_batch(&buf, &h, &mut out).unwrap();
-        assert_eq!(out.iter().map(|r| (r.index, r.payload)).collect::<Vec<_>>(), vec![(0, &b"a"[..]), (2, &b"c"[..])]);
+        assert_eq!(
+            out.iter().map(|r| (r.index, r.payload)).collect::<Vec<_>>(),
+            vec![(0, &b"a"[..]), (2, &b"c"[..])]
+        );
     }
 
     #[test]
     fn pip429_with_placeholders_uses_positions() {
         let h = unhex(CBI_HEADER);
         let h = MessageMetadataView::parse(&h, 0).unwrap();
-        let buf = [record(b"a", false), record(b"", true), record(b"c", false), record(b"", true)].concat();
+        let buf = [
+            record(b"a", false),
+            record(b"", true),
+            record(b"c", false),
+            record(b"", true),
+        ]
+        .concat();
         let mut out = vec![];
         split_batch(&buf, &h, &mut out).unwrap();
-        let shape: Vec<_> = out.iter().map(|r| (r.index, r.metadata.is_compacted_out())).collect();
+        let shape: Vec<_> = out
+            .iter()
+            .map(|r| (r.index, r.metadata.is_compacted_out()))
+            .collect();
         assert_eq!(shape, vec![(0, false), (1, true), (2, false), (3, true)]);
     }
 
@@ -175,7 +225,12 @@ mod tests {
     fn pip429_with_inconsistent_count_is_an_error() {
         let h = unhex(CBI_HEADER);
         let h = MessageMetadataView::parse(&h, 0).unwrap();
-        let buf = [record(b"a", false), record(b"b", false), record(b"c", false)].concat();
+        let buf = [
+            record(b"a", false),
+            record(b"b", false),
+            record(b"c", false),
+        ]
+        .concat();
         let err = split_batch(&buf, &h, &mut vec![]).unwrap_err();
         assert!(err.to_string().contains("matching neither"), "{err}");
     }
@@ -186,7 +241,10 @@ mod tests {
         let h = MessageMetadataView::parse(&h, 0).unwrap();
         let one = record(b"abc", false);
         let err = split_batch(&one, &h, &mut vec![]).unwrap_err();
-        assert_eq!(err.to_string(), "batch record 1 at batch-buffer offset 9: truncated size word: 0 bytes left");
+        assert_eq!(
+            err.to_string(),
+            "batch record 1 at batch-buffer offset 9: truncated size word: 0 bytes left"
+        );
         let mut lying = record(b"abc", false);
         lying[5] = 50; // payload_size 50
         let err = split_batch(&lying, &h, &mut vec![]).unwrap_err();

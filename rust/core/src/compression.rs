@@ -8,7 +8,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use flate2::{Compress, Compression as ZlibLevel, Decompress, FlushCompress, FlushDecompress, Status};
+use flate2::{
+    Compress, Compression as ZlibLevel, Decompress, FlushCompress, FlushDecompress, Status,
+};
 
 use crate::error::{EntryError, Result};
 
@@ -27,7 +29,13 @@ pub enum Codec {
 }
 
 impl Codec {
-    pub const ALL: [Codec; 5] = [Codec::None, Codec::Lz4, Codec::Zlib, Codec::Zstd, Codec::Snappy];
+    pub const ALL: [Codec; 5] = [
+        Codec::None,
+        Codec::Lz4,
+        Codec::Zlib,
+        Codec::Zstd,
+        Codec::Snappy,
+    ];
 
     pub fn from_proto(value: i32) -> Option<Codec> {
         Some(match value {
@@ -74,7 +82,11 @@ impl FromStr for Codec {
         Codec::ALL
             .into_iter()
             .find(|c| c.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| EntryError::Input(format!("unknown compression {s:?}; expected none, lz4, zlib, zstd or snappy")))
+            .ok_or_else(|| {
+                EntryError::Input(format!(
+                    "unknown compression {s:?}; expected none, lz4, zlib, zstd or snappy"
+                ))
+            })
     }
 }
 
@@ -132,16 +144,21 @@ impl Decompressor {
                 if self.out.len() < size {
                     self.out.resize(size, 0);
                 }
-                let n = lz4_flex::block::decompress_into(input, &mut self.out[..size]).map_err(|e| fail(e.to_string()))?;
+                let n = lz4_flex::block::decompress_into(input, &mut self.out[..size])
+                    .map_err(|e| fail(e.to_string()))?;
                 if n != size {
-                    return Err(fail(format!("produced {n} bytes, uncompressed_size is {size}")));
+                    return Err(fail(format!(
+                        "produced {n} bytes, uncompressed_size is {size}"
+                    )));
                 }
                 Ok(&self.out[..size])
             }
             Codec::Snappy => {
                 let n = snap::raw::decompress_len(input).map_err(|e| fail(e.to_string()))?;
                 if n != size {
-                    return Err(fail(format!("block holds {n} bytes, uncompressed_size is {size}")));
+                    return Err(fail(format!(
+                        "block holds {n} bytes, uncompressed_size is {size}"
+                    )));
                 }
                 if self.out.len() < size {
                     self.out.resize(size, 0);
@@ -154,15 +171,21 @@ impl Decompressor {
             Codec::Zstd => {
                 let zstd = match &mut self.zstd {
                     Some(z) => z,
-                    None => self.zstd.insert(zstd::bulk::Decompressor::new().map_err(|e| fail(e.to_string()))?),
+                    None => self
+                        .zstd
+                        .insert(zstd::bulk::Decompressor::new().map_err(|e| fail(e.to_string()))?),
                 };
                 self.out.clear();
                 self.out.reserve_exact(size);
                 // Writes into the spare capacity: no zero-fill, and it cannot
                 // produce more than `size` bytes.
-                let n = zstd.decompress_to_buffer(input, &mut self.out).map_err(|e| fail(e.to_string()))?;
+                let n = zstd
+                    .decompress_to_buffer(input, &mut self.out)
+                    .map_err(|e| fail(e.to_string()))?;
                 if n != size {
-                    return Err(fail(format!("produced {n} bytes, uncompressed_size is {size}")));
+                    return Err(fail(format!(
+                        "produced {n} bytes, uncompressed_size is {size}"
+                    )));
                 }
                 Ok(&self.out[..size])
             }
@@ -179,7 +202,8 @@ impl Decompressor {
                         .zlib
                         .decompress_vec(&input[consumed..], &mut self.out, FlushDecompress::Sync)
                         .map_err(|e| fail(e.to_string()))?;
-                    let progressed = self.out.len() > before || self.zlib.total_in() as usize > consumed;
+                    let progressed =
+                        self.out.len() > before || self.zlib.total_in() as usize > consumed;
                     if status == Status::StreamEnd || !progressed {
                         break;
                     }
@@ -196,9 +220,13 @@ impl Decompressor {
                 if consumed < input.len() {
                     let mut probe = [0u8; 1];
                     let before = self.zlib.total_out();
-                    let _ = self.zlib.decompress(&input[consumed..], &mut probe, FlushDecompress::Sync);
+                    let _ =
+                        self.zlib
+                            .decompress(&input[consumed..], &mut probe, FlushDecompress::Sync);
                     if self.zlib.total_out() > before {
-                        return Err(fail(format!("stream holds more than uncompressed_size {size} bytes")));
+                        return Err(fail(format!(
+                            "stream holds more than uncompressed_size {size} bytes"
+                        )));
                     }
                 }
                 Ok(&self.out[..size])
@@ -219,7 +247,9 @@ pub fn compress(codec: Codec, input: &[u8]) -> Result<Vec<u8>> {
         Codec::Snappy => snap::raw::Encoder::new()
             .compress_vec(input)
             .map_err(|e| EntryError::Encode(format!("snappy: {e}")))?,
-        Codec::Zstd => zstd::bulk::compress(input, 3).map_err(|e| EntryError::Encode(format!("zstd: {e}")))?,
+        Codec::Zstd => {
+            zstd::bulk::compress(input, 3).map_err(|e| EntryError::Encode(format!("zstd: {e}")))?
+        }
         Codec::Zlib => {
             let mut z = Compress::new(ZlibLevel::default(), true);
             let mut out = Vec::with_capacity(input.len() / 2 + 64);
@@ -256,13 +286,19 @@ mod tests {
 
     fn dec(codec: Codec, input: &[u8], size: usize) -> Result<Vec<u8>> {
         let mut d = Decompressor::default();
-        d.decompress(codec, input, size as u32, DEFAULT_MAX_UNCOMPRESSED_SIZE, 0).map(|b| b.to_vec())
+        d.decompress(codec, input, size as u32, DEFAULT_MAX_UNCOMPRESSED_SIZE, 0)
+            .map(|b| b.to_vec())
     }
 
     #[test]
     fn pulsar_codec_test_vectors() {
         assert_eq!(LOREM.len(), 524);
-        for (codec, vector) in [(Codec::Zlib, ZLIB), (Codec::Lz4, LZ4), (Codec::Zstd, ZSTD), (Codec::Snappy, SNAPPY)] {
+        for (codec, vector) in [
+            (Codec::Zlib, ZLIB),
+            (Codec::Lz4, LZ4),
+            (Codec::Zstd, ZSTD),
+            (Codec::Snappy, SNAPPY),
+        ] {
             let out = dec(codec, &hex::decode(vector).unwrap(), 524).unwrap();
             assert_eq!(out, LOREM.as_bytes(), "{codec}");
         }
@@ -271,8 +307,14 @@ mod tests {
     #[test]
     fn java_zlib_encoding_is_byte_identical() {
         // java.util.zip.Deflater + SYNC_FLUSH reproduces the spec vector; so do we.
-        assert_eq!(hex::encode(compress(Codec::Zlib, LOREM.as_bytes()).unwrap()), ZLIB);
-        assert_eq!(hex::encode(compress(Codec::Zlib, b"hello").unwrap()), "789cca48cdc9c907000000ffff");
+        assert_eq!(
+            hex::encode(compress(Codec::Zlib, LOREM.as_bytes()).unwrap()),
+            ZLIB
+        );
+        assert_eq!(
+            hex::encode(compress(Codec::Zlib, b"hello").unwrap()),
+            "789cca48cdc9c907000000ffff"
+        );
         assert!(compress(Codec::Zlib, b"").unwrap().is_empty());
     }
 
@@ -284,20 +326,47 @@ mod tests {
             (Codec::Zstd, "28b52ffd200529000068656c6c6f"),
             (Codec::Snappy, "051068656c6c6f"),
         ] {
-            assert_eq!(dec(codec, &hex::decode(hexed).unwrap(), 5).unwrap(), b"hello", "{codec}");
+            assert_eq!(
+                dec(codec, &hex::decode(hexed).unwrap(), 5).unwrap(),
+                b"hello",
+                "{codec}"
+            );
         }
         // Java's unterminated stream and C++'s complete one both decode.
-        assert_eq!(dec(Codec::Zlib, &hex::decode("789c6260800100000000ffff").unwrap(), 10).unwrap(), vec![0; 10]);
-        assert_eq!(dec(Codec::Zlib, &hex::decode("789c6360800100000a0001").unwrap(), 10).unwrap(), vec![0; 10]);
+        assert_eq!(
+            dec(
+                Codec::Zlib,
+                &hex::decode("789c6260800100000000ffff").unwrap(),
+                10
+            )
+            .unwrap(),
+            vec![0; 10]
+        );
+        assert_eq!(
+            dec(
+                Codec::Zlib,
+                &hex::decode("789c6360800100000a0001").unwrap(),
+                10
+            )
+            .unwrap(),
+            vec![0; 10]
+        );
     }
 
     #[test]
     fn round_trips_every_codec_including_empty() {
-        let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8 ^ (i / 7) as u8).collect();
+        let big: Vec<u8> = (0..200_000u32)
+            .map(|i| (i % 251) as u8 ^ (i / 7) as u8)
+            .collect();
         for codec in Codec::ALL {
             for input in [&b""[..], b"x", LOREM.as_bytes(), &big] {
                 let c = compress(codec, input).unwrap();
-                assert_eq!(dec(codec, &c, input.len()).unwrap(), input, "{codec} len {}", input.len());
+                assert_eq!(
+                    dec(codec, &c, input.len()).unwrap(),
+                    input,
+                    "{codec} len {}",
+                    input.len()
+                );
             }
         }
     }
@@ -305,7 +374,9 @@ mod tests {
     #[test]
     fn size_limit_is_checked_before_allocating() {
         let mut d = Decompressor::default();
-        let err = d.decompress(Codec::Lz4, b"\x00", u32::MAX, 1024, 17).unwrap_err();
+        let err = d
+            .decompress(Codec::Lz4, b"\x00", u32::MAX, 1024, 17)
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "uncompressed_size 4294967295 exceeds the limit of 1024 bytes (entry offset 17)"
@@ -320,7 +391,10 @@ mod tests {
             let good = compress(codec, LOREM.as_bytes()).unwrap();
             assert!(dec(codec, &good, 523).is_err(), "{codec} short");
             assert!(dec(codec, &good, 525).is_err(), "{codec} long");
-            assert!(dec(codec, &[0xde, 0xad, 0xbe, 0xef], 100).is_err(), "{codec} garbage");
+            assert!(
+                dec(codec, &[0xde, 0xad, 0xbe, 0xef], 100).is_err(),
+                "{codec} garbage"
+            );
         }
         assert!(dec(Codec::Lz4, &lorem_lz4[..100], 524).is_err());
     }

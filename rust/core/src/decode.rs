@@ -7,10 +7,12 @@
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames, StringBuilder,
-    TimestampMillisecondBuilder,
+    BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
+    StringBuilder, TimestampMillisecondBuilder,
 };
-use arrow_array::{Array, ArrayRef, BinaryArray, Int32Array, Int64Array, LargeBinaryArray, RecordBatch};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, Int32Array, Int64Array, LargeBinaryArray, RecordBatch,
+};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::batch::{split_batch, BatchRecord};
@@ -129,7 +131,9 @@ impl<'a> Message<'a> {
             batch_index: -1,
             sequence_id: md.sequence_id,
             event_time: md.event_time,
-            key: md.partition_key.filter(|_| md.null_partition_key != Some(true)),
+            key: md
+                .partition_key
+                .filter(|_| md.null_partition_key != Some(true)),
             key_b64: md.partition_key_b64_encoded,
             ordering_key: md.ordering_key,
             properties: md.properties,
@@ -222,7 +226,11 @@ impl Columns {
             key: StringBuilder::new(),
             key_b64_encoded: BooleanBuilder::new(),
             ordering_key: BinaryBuilder::new(),
-            properties: MapBuilder::new(Some(map_field_names()), StringBuilder::new(), StringBuilder::new()),
+            properties: MapBuilder::new(
+                Some(map_field_names()),
+                StringBuilder::new(),
+                StringBuilder::new(),
+            ),
             value: BinaryBuilder::new(),
             compacted_out: BooleanBuilder::new(),
             schema_version: BinaryBuilder::new(),
@@ -254,33 +262,49 @@ impl Columns {
         self.partition.append_value(id.partition);
         let md = entry.map(|e| &e.metadata);
         let bem = entry.and_then(|e| e.broker_entry_metadata);
-        self.num_messages.append_option(md.map(|m| m.num_messages()));
-        self.producer_name.append_option(md.map(|m| m.producer_name));
-        self.publish_time.append_option(md.map(|m| m.publish_time as i64));
-        self.schema_version.append_option(md.and_then(|m| m.schema_version));
-        self.compression
-            .append_option(md.map(|m| Codec::from_proto(m.compression.unwrap_or(0)).map_or("unknown", Codec::name)));
+        self.num_messages
+            .append_option(md.map(|m| m.num_messages()));
+        self.producer_name
+            .append_option(md.map(|m| m.producer_name));
+        self.publish_time
+            .append_option(md.map(|m| m.publish_time as i64));
+        self.schema_version
+            .append_option(md.and_then(|m| m.schema_version));
+        self.compression.append_option(
+            md.map(|m| {
+                Codec::from_proto(m.compression.unwrap_or(0)).map_or("unknown", Codec::name)
+            }),
+        );
         self.encrypted.append_option(md.map(|m| m.is_encrypted()));
         self.broker_timestamp
             .append_option(bem.and_then(|b| b.broker_timestamp).map(|t| t as i64));
-        self.broker_index.append_option(bem.and_then(|b| b.index).map(|i| i as i64));
+        self.broker_index
+            .append_option(bem.and_then(|b| b.index).map(|i| i as i64));
         let chunk = md.filter(|m| m.is_chunk());
         self.uuid.append_option(chunk.and_then(|m| m.uuid));
         self.chunk_id.append_option(chunk.and_then(|m| m.chunk_id));
-        self.num_chunks.append_option(chunk.and_then(|m| m.num_chunks_from_msg));
-        self.total_chunk_size.append_option(chunk.and_then(|m| m.total_chunk_msg_size));
-        self.marker_type.append_option(md.and_then(|m| m.marker_type));
-        self.txnid_most_bits.append_option(md.and_then(|m| m.txnid_most_bits).map(|v| v as i64));
-        self.txnid_least_bits.append_option(md.and_then(|m| m.txnid_least_bits).map(|v| v as i64));
-        self.replicated_from.append_option(md.and_then(|m| m.replicated_from));
-        self.deliver_at_time.append_option(md.and_then(|m| m.deliver_at_time));
+        self.num_chunks
+            .append_option(chunk.and_then(|m| m.num_chunks_from_msg));
+        self.total_chunk_size
+            .append_option(chunk.and_then(|m| m.total_chunk_msg_size));
+        self.marker_type
+            .append_option(md.and_then(|m| m.marker_type));
+        self.txnid_most_bits
+            .append_option(md.and_then(|m| m.txnid_most_bits).map(|v| v as i64));
+        self.txnid_least_bits
+            .append_option(md.and_then(|m| m.txnid_least_bits).map(|v| v as i64));
+        self.replicated_from
+            .append_option(md.and_then(|m| m.replicated_from));
+        self.deliver_at_time
+            .append_option(md.and_then(|m| m.deliver_at_time));
     }
 
     fn append_message(&mut self, id: EntryId, entry: &EntryView<'_>, m: &Message<'_>) {
         self.append_entry(id, Some(entry));
         self.batch_index.append_value(m.batch_index);
         self.sequence_id.append_value(m.sequence_id as i64);
-        self.event_time.append_option(m.event_time.filter(|&t| t != 0).map(|t| t as i64));
+        self.event_time
+            .append_option(m.event_time.filter(|&t| t != 0).map(|t| t as i64));
         self.key.append_option(m.key);
         self.key_b64_encoded.append_value(m.key_b64 == Some(true));
         self.ordering_key.append_option(m.ordering_key);
@@ -289,7 +313,9 @@ impl Columns {
             self.properties.values().append_value(v);
             self.bytes += k.len() + v.len();
         }
-        self.properties.append(true).expect("keys and values stay aligned");
+        self.properties
+            .append(true)
+            .expect("keys and values stay aligned");
         self.value.append_option(m.value);
         self.compacted_out.append_value(m.compacted_out);
         self.error.append_null();
@@ -299,12 +325,15 @@ impl Columns {
     fn append_error(&mut self, id: EntryId, entry: Option<&EntryView<'_>>, error: &str) {
         self.append_entry(id, entry);
         self.batch_index.append_null();
-        self.sequence_id.append_option(entry.map(|e| e.metadata.sequence_id as i64));
+        self.sequence_id
+            .append_option(entry.map(|e| e.metadata.sequence_id as i64));
         self.event_time.append_null();
         self.key.append_null();
         self.key_b64_encoded.append_null();
         self.ordering_key.append_null();
-        self.properties.append(false).expect("keys and values stay aligned");
+        self.properties
+            .append(false)
+            .expect("keys and values stay aligned");
         self.value.append_null();
         self.compacted_out.append_null();
         self.error.append_value(error);
@@ -400,7 +429,8 @@ impl Decoder {
         // the stored payload. A chunk is a slice of the compressed stream, so it
         // is only decompressed after reassembly.
         if md.marker_type.is_some() || md.is_encrypted() || md.is_chunk() {
-            self.columns.append_message(id, entry, &Message::whole_entry(md, entry.payload));
+            self.columns
+                .append_message(id, entry, &Message::whole_entry(md, entry.payload));
             return Ok(());
         }
         let raw = md.compression.unwrap_or(0);
@@ -427,13 +457,15 @@ impl Decoder {
             entry.payload_offset,
         )?;
         if !md.is_batch() {
-            self.columns.append_message(id, entry, &Message::whole_entry(md, payload));
+            self.columns
+                .append_message(id, entry, &Message::whole_entry(md, payload));
             return Ok(());
         }
         let mut records = Vec::new();
         split_batch(payload, md, &mut records)?;
         for r in &records {
-            self.columns.append_message(id, entry, &Message::from_record(md, r));
+            self.columns
+                .append_message(id, entry, &Message::from_record(md, r));
         }
         Ok(())
     }
@@ -444,7 +476,11 @@ impl Decoder {
         let ledger = int_column::<Int64Array>(input, "ledger_id", &DataType::Int64)?;
         let entry = int_column::<Int64Array>(input, "entry_id", &DataType::Int64)?;
         let partition = match input.schema().column_with_name("partition") {
-            Some(_) => Some(int_column::<Int32Array>(input, "partition", &DataType::Int32)?),
+            Some(_) => Some(int_column::<Int32Array>(
+                input,
+                "partition",
+                &DataType::Int32,
+            )?),
             None => None,
         };
         let data = input
@@ -452,11 +488,19 @@ impl Decoder {
             .ok_or_else(|| EntryError::Input("input has no `data` column".into()))?;
         let ledger = ledger.as_any().downcast_ref::<Int64Array>().unwrap();
         let entry = entry.as_any().downcast_ref::<Int64Array>().unwrap();
-        let partition = partition.as_ref().map(|p| p.as_any().downcast_ref::<Int32Array>().unwrap());
+        let partition = partition
+            .as_ref()
+            .map(|p| p.as_any().downcast_ref::<Int32Array>().unwrap());
         let id_at = |i: usize| EntryId {
-            ledger_id: if ledger.is_null(i) { -1 } else { ledger.value(i) },
+            ledger_id: if ledger.is_null(i) {
+                -1
+            } else {
+                ledger.value(i)
+            },
             entry_id: if entry.is_null(i) { -1 } else { entry.value(i) },
-            partition: partition.filter(|p| !p.is_null(i)).map_or(-1, |p| p.value(i)),
+            partition: partition
+                .filter(|p| !p.is_null(i))
+                .map_or(-1, |p| p.value(i)),
         };
         match data.data_type() {
             DataType::Binary => {
@@ -472,7 +516,10 @@ impl Decoder {
                 }
             }
             DataType::BinaryView => {
-                let data = data.as_any().downcast_ref::<arrow_array::BinaryViewArray>().unwrap();
+                let data = data
+                    .as_any()
+                    .downcast_ref::<arrow_array::BinaryViewArray>()
+                    .unwrap();
                 for i in 0..input.num_rows() {
                     self.decode_entry(id_at(i), (!data.is_null(i)).then(|| data.value(i)));
                 }
@@ -502,7 +549,11 @@ impl Decoder {
 }
 
 /// An integer column cast to the expected type (int32 ids are accepted).
-fn int_column<T: Array + 'static>(input: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
+fn int_column<T: Array + 'static>(
+    input: &RecordBatch,
+    name: &str,
+    to: &DataType,
+) -> Result<ArrayRef> {
     let col = input
         .column_by_name(name)
         .ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))?;
@@ -510,7 +561,10 @@ fn int_column<T: Array + 'static>(input: &RecordBatch, name: &str, to: &DataType
         return Ok(col.clone());
     }
     if !col.data_type().is_integer() {
-        return Err(EntryError::Input(format!("`{name}` must be an integer column, not {}", col.data_type())));
+        return Err(EntryError::Input(format!(
+            "`{name}` must be an integer column, not {}",
+            col.data_type()
+        )));
     }
     arrow_cast::cast(col, to).map_err(|e| EntryError::Input(format!("`{name}`: {e}")))
 }

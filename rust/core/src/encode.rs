@@ -85,7 +85,9 @@ fn key_values(pairs: &[(String, String)]) -> Vec<proto::KeyValue> {
 /// Encodes messages into one stored entry.
 pub fn encode_entry(messages: &[MessageInput], opts: &EncodeOptions) -> Result<Vec<u8>> {
     if messages.is_empty() {
-        return Err(EntryError::Encode("an entry needs at least one message".into()));
+        return Err(EntryError::Encode(
+            "an entry needs at least one message".into(),
+        ));
     }
     let batch = opts.batch.unwrap_or(messages.len() > 1);
     if !batch && messages.len() > 1 {
@@ -94,7 +96,8 @@ pub fn encode_entry(messages: &[MessageInput], opts: &EncodeOptions) -> Result<V
             messages.len()
         )));
     }
-    let sequence_of = |i: usize, m: &MessageInput| m.sequence_id.unwrap_or(opts.sequence_id + i as u64);
+    let sequence_of =
+        |i: usize, m: &MessageInput| m.sequence_id.unwrap_or(opts.sequence_id + i as u64);
     let mut md = proto::MessageMetadata {
         producer_name: opts.producer_name.clone(),
         sequence_id: sequence_of(0, &messages[0]),
@@ -133,7 +136,10 @@ pub fn encode_entry(messages: &[MessageInput], opts: &EncodeOptions) -> Result<V
         }
         md.properties = key_values(&opts.properties);
         md.num_messages_in_batch = Some(messages.len() as i32);
-        md.highest_sequence_id = Some(sequence_of(messages.len() - 1, &messages[messages.len() - 1]));
+        md.highest_sequence_id = Some(sequence_of(
+            messages.len() - 1,
+            &messages[messages.len() - 1],
+        ));
         buf
     } else {
         let mut props = first.properties.clone();
@@ -154,10 +160,12 @@ pub fn encode_entry(messages: &[MessageInput], opts: &EncodeOptions) -> Result<V
         md.uncompressed_size = Some(uncompressed_size);
     }
     let payload = compress(opts.compression, &raw_payload)?;
-    let bem = (opts.broker_timestamp.is_some() || opts.broker_index.is_some()).then_some(proto::BrokerEntryMetadata {
-        broker_timestamp: opts.broker_timestamp,
-        index: opts.broker_index,
-    });
+    let bem = (opts.broker_timestamp.is_some() || opts.broker_index.is_some()).then_some(
+        proto::BrokerEntryMetadata {
+            broker_timestamp: opts.broker_timestamp,
+            index: opts.broker_index,
+        },
+    );
     Ok(frame_entry(&md, &payload, opts.checksum, bem.as_ref()))
 }
 
@@ -193,7 +201,10 @@ pub fn frame_entry(
 
 /// Adds or replaces the `0e 02` broker-entry-metadata prefix. The checksum
 /// section lies after it and is left untouched.
-pub fn set_broker_entry_metadata(entry: &[u8], bem: &proto::BrokerEntryMetadata) -> Result<Vec<u8>> {
+pub fn set_broker_entry_metadata(
+    entry: &[u8],
+    bem: &proto::BrokerEntryMetadata,
+) -> Result<Vec<u8>> {
     let (_, rest) = split_broker_entry_metadata(entry)?;
     let mut out = Vec::with_capacity(entry.len() - rest + 16);
     out.extend_from_slice(&MAGIC_BROKER_ENTRY_METADATA);
@@ -228,7 +239,14 @@ mod tests {
             hex::encode(&e1),
             "0e01cdeba9a50000001a0a0d746573742d70726f647563657210071880d095ffbc31480568656c6c6f"
         );
-        let e1_plain = encode_entry(std::slice::from_ref(&hello), &EncodeOptions { checksum: false, ..opts.clone() }).unwrap();
+        let e1_plain = encode_entry(
+            std::slice::from_ref(&hello),
+            &EncodeOptions {
+                checksum: false,
+                ..opts.clone()
+            },
+        )
+        .unwrap();
         assert_eq!(
             hex::encode(e1_plain),
             "0000001a0a0d746573742d70726f647563657210071880d095ffbc31480568656c6c6f"
@@ -258,7 +276,10 @@ mod tests {
                     ..Default::default()
                 },
             ],
-            &EncodeOptions { sequence_id: 0, ..opts },
+            &EncodeOptions {
+                sequence_id: 0,
+                ..opts
+            },
         )
         .unwrap();
         assert_eq!(
@@ -276,7 +297,14 @@ mod tests {
         };
         let stamped = set_broker_entry_metadata(&e, &bem).unwrap();
         assert!(stamped.ends_with(&e));
-        let restamped = set_broker_entry_metadata(&stamped, &proto::BrokerEntryMetadata { broker_timestamp: None, index: Some(1) }).unwrap();
+        let restamped = set_broker_entry_metadata(
+            &stamped,
+            &proto::BrokerEntryMetadata {
+                broker_timestamp: None,
+                index: Some(1),
+            },
+        )
+        .unwrap();
         assert_eq!(hex::encode(&restamped[..8]), "0e02000000021001");
         assert!(restamped.ends_with(&e));
     }
@@ -285,6 +313,13 @@ mod tests {
     fn rejects_unencodable_requests() {
         assert!(encode_entry(&[], &EncodeOptions::default()).is_err());
         let two = vec![MessageInput::default(); 2];
-        assert!(encode_entry(&two, &EncodeOptions { batch: Some(false), ..Default::default() }).is_err());
+        assert!(encode_entry(
+            &two,
+            &EncodeOptions {
+                batch: Some(false),
+                ..Default::default()
+            }
+        )
+        .is_err());
     }
 }

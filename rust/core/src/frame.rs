@@ -21,18 +21,22 @@ fn read_u32(data: &[u8], offset: usize, what: &'static str) -> Result<u32> {
 }
 
 /// The broker-entry-metadata prefix, if present, and the offset just past it.
-pub fn split_broker_entry_metadata(data: &[u8]) -> Result<(Option<BrokerEntryMetadataView>, usize)> {
+pub fn split_broker_entry_metadata(
+    data: &[u8],
+) -> Result<(Option<BrokerEntryMetadataView>, usize)> {
     if !data.starts_with(&MAGIC_BROKER_ENTRY_METADATA) {
         return Ok((None, 0));
     }
     let size = read_u32(data, 2, "broker entry metadata size")? as usize;
-    let body = data.get(6..6usize.saturating_add(size)).ok_or(EntryError::Truncated {
-        what: "broker entry metadata",
-        space: Space::Entry,
-        offset: 6,
-        needed: size,
-        available: data.len() - 6.min(data.len()),
-    })?;
+    let body = data
+        .get(6..6usize.saturating_add(size))
+        .ok_or(EntryError::Truncated {
+            what: "broker entry metadata",
+            space: Space::Entry,
+            offset: 6,
+            needed: size,
+            available: data.len() - 6.min(data.len()),
+        })?;
     Ok((Some(BrokerEntryMetadataView::parse(body, 6)?), 6 + size))
 }
 
@@ -86,7 +90,8 @@ impl<'a> EntryView<'a> {
             }
         }
         let payload_offset = metadata_offset + md_size;
-        let metadata = MessageMetadataView::parse(&data[metadata_offset..payload_offset], metadata_offset)?;
+        let metadata =
+            MessageMetadataView::parse(&data[metadata_offset..payload_offset], metadata_offset)?;
         Ok(EntryView {
             data,
             broker_entry_metadata,
@@ -126,7 +131,8 @@ impl<'a> EntryView<'a> {
 mod tests {
     use super::*;
 
-    const E1: &str = "0e01cdeba9a50000001a0a0d746573742d70726f647563657210071880d095ffbc31480568656c6c6f";
+    const E1: &str =
+        "0e01cdeba9a50000001a0a0d746573742d70726f647563657210071880d095ffbc31480568656c6c6f";
     const E2: &str = "0e020000000908fbd095ffbc3110000e01cdeba9a50000001a0a0d746573742d70726f647563657210071880d095ffbc31480568656c6c6f";
 
     #[test]
@@ -184,8 +190,14 @@ mod tests {
             err.to_string(),
             "truncated MessageMetadata at entry offset 10: needs 26 bytes, 2 available"
         );
-        assert!(EntryView::parse(&e[..3], true).unwrap_err().to_string().contains("checksum"));
-        assert!(EntryView::parse(&[], true).unwrap_err().to_string().contains("metadata size"));
+        assert!(EntryView::parse(&e[..3], true)
+            .unwrap_err()
+            .to_string()
+            .contains("checksum"));
+        assert!(EntryView::parse(&[], true)
+            .unwrap_err()
+            .to_string()
+            .contains("metadata size"));
         let e2 = hex::decode(E2).unwrap();
         assert!(EntryView::parse(&e2[..8], true)
             .unwrap_err()

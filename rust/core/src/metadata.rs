@@ -63,7 +63,10 @@ fn parse_key_value(buf: &[u8], base: usize, space: Space) -> Result<(&str, &str)
         offset: base,
         field,
     };
-    Ok((key.ok_or_else(|| missing("key"))?, value.ok_or_else(|| missing("value"))?))
+    Ok((
+        key.ok_or_else(|| missing("key"))?,
+        value.ok_or_else(|| missing("value"))?,
+    ))
 }
 
 /// One `EncryptionKeys` entry: key name, encrypted data key, metadata.
@@ -172,7 +175,11 @@ impl<'a> MessageMetadataView<'a> {
                     has_publish = true;
                 }
                 4 => {
-                    parse_key_value(r.expect_bytes(v, at, "properties")?, base + at, Space::Entry)?;
+                    parse_key_value(
+                        r.expect_bytes(v, at, "properties")?,
+                        base + at,
+                        Space::Entry,
+                    )?;
                     m.properties.count += 1;
                 }
                 5 => m.replicated_from = Some(r.expect_str(v, at, "replicated_from")?),
@@ -182,23 +189,36 @@ impl<'a> MessageMetadataView<'a> {
                     m.replicate_to_count += 1;
                 }
                 8 => m.compression = Some(r.expect_i32(v, at, "compression")?),
-                9 => m.uncompressed_size = Some(r.expect_varint(v, at, "uncompressed_size")? as u32),
-                11 => m.num_messages_in_batch = Some(r.expect_i32(v, at, "num_messages_in_batch")?),
+                9 => {
+                    m.uncompressed_size = Some(r.expect_varint(v, at, "uncompressed_size")? as u32)
+                }
+                11 => {
+                    m.num_messages_in_batch = Some(r.expect_i32(v, at, "num_messages_in_batch")?)
+                }
                 12 => m.event_time = Some(r.expect_varint(v, at, "event_time")?),
                 13 => {
-                    parse_encryption_key(r.expect_bytes(v, at, "encryption_keys")?, base + at, Space::Entry)?;
+                    parse_encryption_key(
+                        r.expect_bytes(v, at, "encryption_keys")?,
+                        base + at,
+                        Space::Entry,
+                    )?;
                     m.encryption_keys_count += 1;
                 }
                 14 => m.encryption_algo = Some(r.expect_str(v, at, "encryption_algo")?),
                 15 => m.encryption_param = Some(r.expect_bytes(v, at, "encryption_param")?),
                 16 => m.schema_version = Some(r.expect_bytes(v, at, "schema_version")?),
-                17 => m.partition_key_b64_encoded = Some(r.expect_bool(v, at, "partition_key_b64_encoded")?),
+                17 => {
+                    m.partition_key_b64_encoded =
+                        Some(r.expect_bool(v, at, "partition_key_b64_encoded")?)
+                }
                 18 => m.ordering_key = Some(r.expect_bytes(v, at, "ordering_key")?),
                 19 => m.deliver_at_time = Some(r.expect_varint(v, at, "deliver_at_time")? as i64),
                 20 => m.marker_type = Some(r.expect_i32(v, at, "marker_type")?),
                 22 => m.txnid_least_bits = Some(r.expect_varint(v, at, "txnid_least_bits")?),
                 23 => m.txnid_most_bits = Some(r.expect_varint(v, at, "txnid_most_bits")?),
-                24 => m.highest_sequence_id = Some(r.expect_varint(v, at, "highest_sequence_id")?),
+                24 => {
+                    m.highest_sequence_id = Some(r.expect_varint(v, at, "highest_sequence_id")?)
+                }
                 25 => m.null_value = Some(r.expect_bool(v, at, "null_value")?),
                 26 => m.uuid = Some(r.expect_str(v, at, "uuid")?),
                 27 => m.num_chunks_from_msg = Some(r.expect_i32(v, at, "num_chunks_from_msg")?),
@@ -213,12 +233,19 @@ impl<'a> MessageMetadataView<'a> {
                     // Java writes repeated scalars unpacked; accept packed as protobuf requires.
                     Value::Bytes(b) => {
                         for x in packed_varints(b) {
-                            let x = x.ok_or_else(|| r.error(at, "malformed packed compacted_batch_indexes"))?;
+                            let x = x.ok_or_else(|| {
+                                r.error(at, "malformed packed compacted_batch_indexes")
+                            })?;
                             m.compacted_batch_indexes_count += 1;
                             m.last_compacted_batch_index = Some(x as i32);
                         }
                     }
-                    _ => return Err(r.error(at, "field `compacted_batch_indexes` has the wrong wire type")),
+                    _ => {
+                        return Err(r.error(
+                            at,
+                            "field `compacted_batch_indexes` has the wrong wire type",
+                        ))
+                    }
                 },
                 32 => m.schema_id = Some(r.expect_bytes(v, at, "schema_id")?),
                 _ => {} // unknown fields are skipped, as Java does
@@ -342,7 +369,11 @@ impl<'a> SingleMessageMetadataView<'a> {
         while let Some((field, v, at)) = r.next_field()? {
             match field {
                 1 => {
-                    parse_key_value(r.expect_bytes(v, at, "properties")?, base + at, Space::BatchBuffer)?;
+                    parse_key_value(
+                        r.expect_bytes(v, at, "properties")?,
+                        base + at,
+                        Space::BatchBuffer,
+                    )?;
                     m.properties.count += 1;
                 }
                 2 => m.partition_key = Some(r.expect_str(v, at, "partition_key")?),
@@ -352,7 +383,10 @@ impl<'a> SingleMessageMetadataView<'a> {
                 }
                 4 => m.compacted_out = Some(r.expect_bool(v, at, "compacted_out")?),
                 5 => m.event_time = Some(r.expect_varint(v, at, "event_time")?),
-                6 => m.partition_key_b64_encoded = Some(r.expect_bool(v, at, "partition_key_b64_encoded")?),
+                6 => {
+                    m.partition_key_b64_encoded =
+                        Some(r.expect_bool(v, at, "partition_key_b64_encoded")?)
+                }
                 7 => m.ordering_key = Some(r.expect_bytes(v, at, "ordering_key")?),
                 8 => m.sequence_id = Some(r.expect_varint(v, at, "sequence_id")?),
                 9 => m.null_value = Some(r.expect_bool(v, at, "null_value")?),
@@ -462,8 +496,14 @@ mod tests {
             sequence_id: 3,
             publish_time: 4,
             properties: vec![
-                proto::KeyValue { key: "a".into(), value: "1".into() },
-                proto::KeyValue { key: "b".into(), value: "2".into() },
+                proto::KeyValue {
+                    key: "a".into(),
+                    value: "1".into(),
+                },
+                proto::KeyValue {
+                    key: "b".into(),
+                    value: "2".into(),
+                },
             ],
             replicated_from: Some("r".into()),
             partition_key: Some("k".into()),
@@ -475,7 +515,10 @@ mod tests {
             encryption_keys: vec![proto::EncryptionKeys {
                 key: "ek".into(),
                 value: vec![1, 2],
-                metadata: vec![proto::KeyValue { key: "m".into(), value: "n".into() }],
+                metadata: vec![proto::KeyValue {
+                    key: "m".into(),
+                    value: "n".into(),
+                }],
             }],
             encryption_algo: Some("algo".into()),
             encryption_param: Some(vec![9; 12]),
@@ -500,7 +543,10 @@ mod tests {
         let v = MessageMetadataView::parse(&raw, 0).unwrap();
         assert_eq!(v.producer_name, "p");
         assert_eq!((v.sequence_id, v.publish_time), (3, 4));
-        assert_eq!(v.properties.iter().collect::<Vec<_>>(), vec![("a", "1"), ("b", "2")]);
+        assert_eq!(
+            v.properties.iter().collect::<Vec<_>>(),
+            vec![("a", "1"), ("b", "2")]
+        );
         assert_eq!(v.replicated_from, Some("r"));
         assert_eq!(v.partition_key, Some("k"));
         assert_eq!(v.replicate_to().collect::<Vec<_>>(), vec!["c1", "c2"]);
@@ -511,7 +557,10 @@ mod tests {
         let keys: Vec<_> = v.encryption_keys().collect();
         assert_eq!(keys.len(), 1);
         assert_eq!((keys[0].key, keys[0].value), ("ek", &[1u8, 2][..]));
-        assert_eq!(keys[0].metadata.iter().collect::<Vec<_>>(), vec![("m", "n")]);
+        assert_eq!(
+            keys[0].metadata.iter().collect::<Vec<_>>(),
+            vec![("m", "n")]
+        );
         assert_eq!(v.encryption_algo, Some("algo"));
         assert_eq!(v.encryption_param, Some(&[9u8; 12][..]));
         assert_eq!(v.schema_version, Some(&[0u8, 1][..]));
@@ -523,9 +572,15 @@ mod tests {
         assert_eq!(v.highest_sequence_id, Some(9));
         assert_eq!(v.null_value, Some(true));
         assert_eq!(v.uuid, Some("u"));
-        assert_eq!((v.num_chunks_from_msg, v.total_chunk_msg_size, v.chunk_id), (Some(2), Some(100), Some(1)));
+        assert_eq!(
+            (v.num_chunks_from_msg, v.total_chunk_msg_size, v.chunk_id),
+            (Some(2), Some(100), Some(1))
+        );
         assert_eq!(v.null_partition_key, Some(false));
-        assert_eq!(v.compacted_batch_indexes().collect::<Vec<_>>(), vec![1, 3, -1]);
+        assert_eq!(
+            v.compacted_batch_indexes().collect::<Vec<_>>(),
+            vec![1, 3, -1]
+        );
         assert_eq!(v.last_compacted_batch_index, Some(-1));
         assert_eq!(v.schema_id, Some(&[4u8][..]));
         assert!(v.is_encrypted() && v.is_chunk() && v.is_batch());

@@ -134,7 +134,8 @@ impl<'a> Reader<'a> {
 
     pub fn expect_str(&self, v: Value<'a>, at: usize, field: &str) -> Result<&'a str> {
         let b = self.expect_bytes(v, at, field)?;
-        std::str::from_utf8(b).map_err(|e| self.error(at, format!("field `{field}` is not UTF-8: {e}")))
+        std::str::from_utf8(b)
+            .map_err(|e| self.error(at, format!("field `{field}` is not UTF-8: {e}")))
     }
 
     /// Java reads a bool as true only when the varint is exactly 1.
@@ -197,7 +198,9 @@ mod tests {
 
     #[test]
     fn reads_negative_int32_as_ten_byte_varint() {
-        let buf = [0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        let buf = [
+            0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+        ];
         let mut r = Reader::new(&buf, 0, Space::Entry, "test");
         let (f, v, at) = r.next_field().unwrap().unwrap();
         assert_eq!(f, 3);
@@ -207,16 +210,30 @@ mod tests {
     #[test]
     fn rejects_groups_like_java() {
         let err = fields(&[0x0b]).unwrap_err();
-        assert!(err.to_string().contains("Invalid unknown tag type: 3"), "{err}");
+        assert!(
+            err.to_string().contains("Invalid unknown tag type: 3"),
+            "{err}"
+        );
     }
 
     #[test]
     fn rejects_truncated_and_overlong() {
-        assert!(fields(&[0x0a, 0x05, b'a']).unwrap_err().to_string().contains("runs past the end"));
-        assert!(fields(&[0x08, 0x80]).unwrap_err().to_string().contains("truncated varint"));
-        let overlong = [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert!(fields(&[0x0a, 0x05, b'a'])
+            .unwrap_err()
+            .to_string()
+            .contains("runs past the end"));
+        assert!(fields(&[0x08, 0x80])
+            .unwrap_err()
+            .to_string()
+            .contains("truncated varint"));
+        let overlong = [
+            0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+        ];
         assert!(fields(&overlong).is_err());
-        assert!(fields(&[0x00]).unwrap_err().to_string().contains("invalid field number 0"));
+        assert!(fields(&[0x00])
+            .unwrap_err()
+            .to_string()
+            .contains("invalid field number 0"));
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use pulsar_entries_core::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 use pulsar_entries_core::decode::MAX_UNCOMPRESSED_SIZE_CAP;
 use pulsar_entries_core::{
-    encode_entry as core_encode, message_schema, Codec, DecodeOptions, Decoder, EncodeOptions, EntryError, EntryView,
-    Key, MessageInput,
+    encode_entry as core_encode, message_schema, Codec, DecodeOptions, Decoder, EncodeOptions,
+    EntryError, EntryView, Key, MessageInput,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -30,7 +30,11 @@ fn format_error(e: EntryError) -> PyErr {
     EntryFormatError::new_err(e.to_string())
 }
 
-fn decode_options(verify_checksum: bool, keep_markers: bool, max_uncompressed_size: usize) -> PyResult<DecodeOptions> {
+fn decode_options(
+    verify_checksum: bool,
+    keep_markers: bool,
+    max_uncompressed_size: usize,
+) -> PyResult<DecodeOptions> {
     if max_uncompressed_size > MAX_UNCOMPRESSED_SIZE_CAP {
         return Err(PyValueError::new_err(format!(
             "max_uncompressed_size {max_uncompressed_size} exceeds the supported maximum {MAX_UNCOMPRESSED_SIZE_CAP}"
@@ -60,7 +64,9 @@ fn decode<'py>(
         let mut decoder = Decoder::new(opts);
         for batch in reader {
             let batch = batch.map_err(|e| e.to_string())?;
-            decoder.decode_record_batch(&batch).map_err(|e| e.to_string())?;
+            decoder
+                .decode_record_batch(&batch)
+                .map_err(|e| e.to_string())?;
         }
         Ok(decoder.finish())
     });
@@ -68,14 +74,21 @@ fn decode<'py>(
     Ok(PyTable::try_new(batches, message_schema())?.into_pyarrow(py)?)
 }
 
-fn set_opt<'py, T: IntoPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, v: Option<T>) -> PyResult<()> {
+fn set_opt<'py, T: IntoPyObject<'py>>(
+    d: &Bound<'py, PyDict>,
+    key: &str,
+    v: Option<T>,
+) -> PyResult<()> {
     match v {
         Some(v) => d.set_item(key, v),
         None => Ok(()),
     }
 }
 
-fn pairs<'py, 'a>(py: Python<'py>, it: impl Iterator<Item = (&'a str, &'a str)>) -> PyResult<Bound<'py, PyList>> {
+fn pairs<'py, 'a>(
+    py: Python<'py>,
+    it: impl Iterator<Item = (&'a str, &'a str)>,
+) -> PyResult<Bound<'py, PyList>> {
     PyList::new(py, it.map(|(k, v)| (k, v)))
 }
 
@@ -138,10 +151,26 @@ fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>
         m.set_item("encryption_keys", keys)?;
     }
     set_opt(&m, "encryption_algo", md.encryption_algo)?;
-    set_opt(&m, "encryption_param", md.encryption_param.map(|b| PyBytes::new(py, b)))?;
-    set_opt(&m, "schema_version", md.schema_version.map(|b| PyBytes::new(py, b)))?;
-    set_opt(&m, "partition_key_b64_encoded", md.partition_key_b64_encoded)?;
-    set_opt(&m, "ordering_key", md.ordering_key.map(|b| PyBytes::new(py, b)))?;
+    set_opt(
+        &m,
+        "encryption_param",
+        md.encryption_param.map(|b| PyBytes::new(py, b)),
+    )?;
+    set_opt(
+        &m,
+        "schema_version",
+        md.schema_version.map(|b| PyBytes::new(py, b)),
+    )?;
+    set_opt(
+        &m,
+        "partition_key_b64_encoded",
+        md.partition_key_b64_encoded,
+    )?;
+    set_opt(
+        &m,
+        "ordering_key",
+        md.ordering_key.map(|b| PyBytes::new(py, b)),
+    )?;
     set_opt(&m, "deliver_at_time", md.deliver_at_time)?;
     set_opt(&m, "marker_type", md.marker_type)?;
     set_opt(&m, "txnid_least_bits", md.txnid_least_bits)?;
@@ -154,11 +183,17 @@ fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>
     set_opt(&m, "chunk_id", md.chunk_id)?;
     set_opt(&m, "null_partition_key", md.null_partition_key)?;
     if md.compacted_batch_indexes_count() > 0 {
-        m.set_item("compacted_batch_indexes", PyList::new(py, md.compacted_batch_indexes())?)?;
+        m.set_item(
+            "compacted_batch_indexes",
+            PyList::new(py, md.compacted_batch_indexes())?,
+        )?;
     }
     set_opt(&m, "schema_id", md.schema_id.map(|b| PyBytes::new(py, b)))?;
     out.set_item("metadata", m)?;
-    out.set_item("metadata_size", entry.payload_offset - entry.metadata_offset)?;
+    out.set_item(
+        "metadata_size",
+        entry.payload_offset - entry.metadata_offset,
+    )?;
     out.set_item("is_batch", md.is_batch())?;
     out.set_item("num_messages", md.num_messages())?;
     out.set_item("encrypted", md.is_encrypted())?;
@@ -177,7 +212,9 @@ fn message_input(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<MessageInput>
     };
     for (k, v) in dict.iter() {
         let name: String = k.extract()?;
-        let bad = |what: &str| PyTypeError::new_err(format!("messages[{index}][{name:?}] must be {what}"));
+        let bad = |what: &str| {
+            PyTypeError::new_err(format!("messages[{index}][{name:?}] must be {what}"))
+        };
         match name.as_str() {
             "value" => m.value = v.extract::<Option<Vec<u8>>>().map_err(|_| bad("bytes or None"))?,
             "key" => {
@@ -213,7 +250,9 @@ fn string_pairs(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
     let dict = obj
         .cast::<PyDict>()
         .map_err(|_| PyTypeError::new_err("properties must be a dict of str to str"))?;
-    dict.iter().map(|(k, v)| Ok((k.extract()?, v.extract()?))).collect()
+    dict.iter()
+        .map(|(k, v)| Ok((k.extract()?, v.extract()?)))
+        .collect()
 }
 
 fn now_ms() -> u64 {
@@ -246,7 +285,9 @@ fn encode_entry<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     let opts = EncodeOptions {
         batch,
-        compression: compression.parse().map_err(|e: EntryError| PyValueError::new_err(e.to_string()))?,
+        compression: compression
+            .parse()
+            .map_err(|e: EntryError| PyValueError::new_err(e.to_string()))?,
         producer_name: producer_name.to_owned(),
         sequence_id,
         publish_time: publish_time.unwrap_or_else(now_ms),
@@ -267,7 +308,10 @@ fn encode_entry<'py>(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("DEFAULT_MAX_UNCOMPRESSED_SIZE", DEFAULT_MAX_UNCOMPRESSED_SIZE)?;
+    m.add(
+        "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+        DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    )?;
     m.add("EntryFormatError", m.py().get_type::<EntryFormatError>())?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(parse_entry, m)?)?;

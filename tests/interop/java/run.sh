@@ -3,6 +3,7 @@
 #
 #   tests/interop/java/run.sh generate            > cases.json
 #   echo '["0e01..."]' | tests/interop/java/run.sh parse
+#   tests/interop/java/run.sh build               (build only)
 #
 # Rebuilds when target/classes or target/lib is missing, or when pom.xml / src changed
 # since the last successful build. Maven output goes to stderr; stdout is the harness's JSON.
@@ -37,4 +38,5 @@ if needs_build; then
     exec 9>&-
 fi
 
+[[ "${1:-}" == "build" ]] && exit 0
 exec java -cp "$TARGET/classes:$TARGET/lib/*" io.pulsarentries.interop.Harness "$@"

@@ -1,0 +1,125 @@
+"""A realistic, deterministic sample topic, for the demo, tests and benchmarks.
+
+Several producers publish batched and single messages with every codec; a
+broker with both entry-metadata interceptors stamps each entry with its
+timestamp and running message index; transaction markers sit in the stream;
+and a few entries are corrupt, as on real disks.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from . import _native
+
+CODECS = ("none", "lz4", "zlib", "zstd", "snappy")
+MARKER_COMMIT = bytes.fromhex(
+    "0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101"
+)
+
+
+@dataclass(frozen=True)
+class SampleTopic:
+    """Entries plus what went into them, so callers can check a decode."""
+
+    entries: pa.Table
+    messages: int
+    corrupt_entries: int
+    #: messages inside the corrupt entries, which decode reports as error rows
+    corrupt_messages: int
+    marker_entries: int
+
+
+def _value(rng: random.Random, producer: int, seq: int) -> bytes:
+    doc = {
+        "producer": producer,
+        "seq": seq,
+        "user": f"user-{rng.randrange(1000)}",
+        "amount": round(rng.uniform(0, 500), 2),
+        "tags": rng.sample(["eu", "us", "web", "app", "promo", "retry"], rng.randrange(4)),
+    }
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def generate_topic(
+    entries: int = 1000,
+    *,
+    seed: int = 7,
+    producers: int = 4,
+    entries_per_ledger: int = 400,
+    start_ms: int = 1_700_000_000_000,
+    corrupt: int = 3,
+    markers: int = 2,
+) -> SampleTopic:
+    """Generates ``entries`` stored entries of one topic partition, in topic order."""
+    rng = random.Random(seed)
+    sequences = [0] * producers
+    data: list[bytes] = []
+    counts: list[int] = []
+    messages = 0
+    index = -1  # AppendIndexMetadataInterceptor starts its counter at -1
+    clock = start_ms
+    marker_at = set(rng.sample(range(entries), min(markers, entries)))
+    for i in range(entries):
+        clock += rng.randrange(1, 40)
+        broker_ts = clock + rng.randrange(0, 5)  # the broker stamps a little later
+        if i in marker_at:
+            data.append(MARKER_COMMIT)  # markers carry no messages and get no index
+            counts.append(0)
+            continue
+        p = rng.randrange(producers)
+        n = rng.choice([1, 1, 2, 5, 10, 50, 100, 200])
+        batch = n > 1 or rng.random() < 0.7
+        msgs = []
+        for _ in range(n):
+            key = f"user-{rng.randrange(200)}" if rng.random() < 0.9 else None
+            value = None if key is not None and rng.random() < 0.03 else _value(rng, p, sequences[p])
+            msgs.append(
+                {
+                    "value": value,
+                    "key": key,
+                    "properties": {"source": f"svc-{p}", "attempt": str(rng.randrange(3))},
+                    "event_time": clock - rng.randrange(0, 2000),
+                }
+            )
+        index += n
+        data.append(
+            _native.encode_entry(
+                msgs,
+                batch=batch,
+                compression=rng.choice(CODECS),
+                producer_name=f"producer-{p}",
+                sequence_id=sequences[p],
+                publish_time=clock,
+                broker_timestamp=broker_ts,
+                broker_index=index,
+            )
+        )
+        sequences[p] += n
+        messages += n
+        counts.append(n)
+    bad = rng.sample([i for i in range(entries) if i not in marker_at], min(corrupt, entries - len(marker_at)))
+    for i in bad:
+        damaged = bytearray(data[i])
+        damaged[len(damaged) // 2] ^= 0x5A  # a flipped byte, caught by the CRC32C
+        data[i] = bytes(damaged)
+    ledgers = [1000 + i // entries_per_ledger for i in range(entries)]
+    entry_ids = [i % entries_per_ledger for i in range(entries)]
+    table = pa.table(
+        {
+            "ledger_id": pa.array(ledgers, pa.int64()),
+            "entry_id": pa.array(entry_ids, pa.int64()),
+            "data": pa.array(data, pa.binary()),
+        }
+    )
+    return SampleTopic(
+        entries=table,
+        messages=messages,
+        corrupt_entries=len(bad),
+        corrupt_messages=sum(counts[i] for i in bad),
+        marker_entries=len(marker_at),
+    )

@@ -13,6 +13,7 @@ from ._native import (
     __version__,
     decode,
     encode_entry,
+    entry_metadata,
     parse_entry,
 )
 from .entries import entries_table
@@ -24,5 +25,6 @@ __all__ = [
     "decode",
     "encode_entry",
     "entries_table",
+    "entry_metadata",
     "parse_entry",
 ]

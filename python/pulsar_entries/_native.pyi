@@ -59,3 +59,12 @@ def encode_entry(
     ``batch=None`` makes a batch when there is more than one message. A
     ``bytes`` key is binary (written base64 with the b64 flag).
     """
+
+def entry_metadata(data: Any) -> pa.Table:
+    """One row per entry of a binary (or large_binary) Arrow array: every
+    MessageMetadata field (null when absent), the broker entry metadata, the
+    stored checksum and whether it is valid, ``is_batch``, ``num_messages``,
+    ``entry_timestamp`` (broker timestamp, else publish time) and ``error``.
+
+    Reads only prefixes and metadata; payloads are checksummed, never decompressed.
+    """

@@ -20,3 +20,46 @@ def int_times(table: pa.Table) -> pa.Table:
     for field, col in zip(table.schema, table.columns):
         cols.append(col.cast(pa.int64()) if pa.types.is_timestamp(field.type) else col)
     return pa.table(cols, names=table.column_names)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] Spark session for the whole run, on this interpreter."""
+    import os
+    import sys
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("pulsar-entries-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def spark_entries(spark, table: pa.Table, partitions: int = 3):
+    """An entry DataFrame with the table's rows spread over ``partitions``."""
+    return spark.createDataFrame(table.to_pandas()).repartition(partitions, "entry_id")
+
+
+def sorted_rows(table: pa.Table, keys=("ledger_id", "entry_id", "batch_index")) -> list[dict]:
+    """Rows in a canonical order, timestamps as int64 microseconds (Spark's unit)."""
+    cols = []
+    for field, col in zip(table.schema, table.columns):
+        if pa.types.is_timestamp(field.type):
+            col = col.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
+        elif pa.types.is_large_binary(field.type):
+            col = col.cast(pa.binary())
+        elif pa.types.is_large_string(field.type):
+            col = col.cast(pa.string())
+        cols.append(col)
+    t = pa.table(cols, names=table.column_names)
+    return t.sort_by([(k, "ascending") for k in keys]).to_pylist()

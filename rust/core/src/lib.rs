@@ -8,13 +8,15 @@
 //! - [`compression`]: the five codecs in Pulsar's stored forms;
 //! - [`batch`]: the batch payload scan, compacted shapes included;
 //! - [`decode`]: entries → Arrow message rows;
-//! - [`encode`]: messages → entries, as Pulsar's Java producer writes them.
+//! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
+//! - [`entry_metadata`]: entries → Arrow, one row of metadata per entry.
 
 pub mod batch;
 pub mod compression;
 pub mod crc;
 pub mod decode;
 pub mod encode;
+pub mod entry_metadata;
 pub mod error;
 pub mod frame;
 pub mod metadata;

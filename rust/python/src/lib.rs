@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use pyo3_arrow::error::PyArrowResult;
 use pyo3_arrow::input::AnyRecordBatch;
-use pyo3_arrow::PyTable;
+use pyo3_arrow::{PyArray, PyTable};
 
 pyo3::create_exception!(
     _native,
@@ -305,6 +305,26 @@ fn encode_entry<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// One row of metadata per entry, from a binary (or large_binary) Arrow array.
+#[pyfunction]
+fn entry_metadata<'py>(py: Python<'py>, data: PyArray) -> PyArrowResult<Bound<'py, PyAny>> {
+    use arrow_array::cast::AsArray;
+    use arrow_schema::DataType;
+    use pulsar_entries_core::entry_metadata::{entry_metadata as build, entry_metadata_schema};
+
+    let array = data.array().clone();
+    let batch = py.detach(|| match array.data_type() {
+        DataType::Binary => Ok(build(array.as_binary::<i32>().iter())),
+        DataType::LargeBinary => Ok(build(array.as_binary::<i64>().iter())),
+        DataType::BinaryView => Ok(build(array.as_binary_view().iter())),
+        other => Err(format!(
+            "entry data must be binary or large_binary, not {other}"
+        )),
+    });
+    let batch = batch.map_err(PyValueError::new_err)?;
+    Ok(PyTable::try_new(vec![batch], entry_metadata_schema())?.into_pyarrow(py)?)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -316,5 +336,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(parse_entry, m)?)?;
     m.add_function(wrap_pyfunction!(encode_entry, m)?)?;
+    m.add_function(wrap_pyfunction!(entry_metadata, m)?)?;
     Ok(())
 }

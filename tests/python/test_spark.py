@@ -1,0 +1,72 @@
+"""pulsar_entries.spark: every Spark function equals its in-process twin."""
+
+import pyarrow as pa
+import pytest
+from conftest import sorted_rows, spark_entries
+
+import pulsar_entries as pe
+import pulsar_entries.spark as ps
+from pulsar_entries.sample import generate_topic
+
+
+@pytest.fixture(scope="module")
+def topic():
+    return generate_topic(240, seed=11)
+
+
+@pytest.mark.parametrize("large_var_types", [False, True])
+def test_decode_equals_in_process(spark, topic, large_var_types):
+    spark.conf.set("spark.sql.execution.arrow.useLargeVarTypes", str(large_var_types).lower())
+    try:
+        df = spark_entries(spark, topic.entries)
+        got = ps.decode(df).toArrow()
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.useLargeVarTypes")
+    want = pe.decode(topic.entries)
+    assert got.num_rows == want.num_rows
+    assert got.column_names == want.column_names
+    # Error rows sort last within an entry (batch_index null); compare everything.
+    assert sorted_rows(got) == sorted_rows(want)
+
+
+def test_decode_options_pass_through(spark, topic):
+    df = spark_entries(spark, topic.entries)
+    kept = ps.decode(df, keep_markers=True).filter("marker_type IS NOT NULL").count()
+    assert kept == topic.marker_entries
+    unverified = ps.decode(df, verify_checksum=False).filter("error LIKE 'checksum%'").count()
+    assert unverified == 0
+
+
+def test_decode_needs_entry_columns(spark):
+    df = spark.createDataFrame([(1, 2)], "ledger_id long, entry_id long")
+    with pytest.raises(ValueError, match="missing data"):
+        ps.decode(df)
+
+
+def test_column_functions_equal_entry_metadata(spark, topic):
+    df = spark_entries(spark, topic.entries)
+    out = df.select(
+        "ledger_id",
+        "entry_id",
+        ps.is_batch("data").alias("is_batch"),
+        ps.num_messages("data").alias("num_messages"),
+        ps.verify_checksum("data").alias("checksum_valid"),
+        ps.entry_timestamp("data").alias("entry_timestamp"),
+        ps.entry_metadata("data").alias("md"),
+    ).toArrow()
+    want = pe.entry_metadata(topic.entries.column("data").combine_chunks())
+    want = want.append_column("ledger_id", topic.entries.column("ledger_id")).append_column(
+        "entry_id", topic.entries.column("entry_id")
+    )
+    got_rows = {(r["ledger_id"], r["entry_id"]): r for r in sorted_rows(out, ("ledger_id", "entry_id"))}
+    for w in sorted_rows(want, ("ledger_id", "entry_id")):
+        g = got_rows[(w["ledger_id"], w["entry_id"])]
+        for name in ("is_batch", "num_messages", "checksum_valid", "entry_timestamp"):
+            assert g[name] == w[name], name
+        md = g["md"]
+        for name in ("producer_name", "sequence_id", "compression", "num_messages_in_batch", "broker_index", "error"):
+            assert md[name] == w[name], name
+        got_publish = md["publish_time"] and round(md["publish_time"].timestamp() * 1_000_000)
+        assert got_publish == w["publish_time"]
+    # The corrupt entries fail their checksum, markers have none of their own fields.
+    assert sum(1 for r in got_rows.values() if r["checksum_valid"] is False) == topic.corrupt_entries

@@ -173,3 +173,19 @@ def verify_checksum(col: Any):
     from pyspark.sql.types import BooleanType
 
     return _column_udf("checksum_valid", BooleanType(), verify_checksum.__doc__ or "")(col)
+
+
+# ----------------------------------------------------------------------------- data source
+
+
+def register(spark: Any) -> None:
+    """Registers ``spark.read.format("pulsar-entries")`` on a session."""
+    from .datasource import PulsarEntriesDataSource
+
+    spark.dataSource.register(PulsarEntriesDataSource)
+
+
+def read_entries(spark: Any, path: str) -> DataFrame:
+    """Entries under ``path`` (files or directories of Parquet / Arrow entry tables)."""
+    register(spark)
+    return spark.read.format("pulsar-entries").load(path)

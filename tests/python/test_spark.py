@@ -70,3 +70,29 @@ def test_column_functions_equal_entry_metadata(spark, topic):
         assert got_publish == w["publish_time"]
     # The corrupt entries fail their checksum, markers have none of their own fields.
     assert sum(1 for r in got_rows.values() if r["checksum_valid"] is False) == topic.corrupt_entries
+
+
+def test_data_source_reads_parquet_and_arrow(spark, topic, tmp_path):
+    import pyarrow.feather as feather
+    import pyarrow.parquet as pq
+
+    half = topic.entries.num_rows // 2
+    (tmp_path / "a").mkdir()
+    pq.write_table(topic.entries.slice(0, half), tmp_path / "a" / "part-0.parquet")
+    feather.write_feather(topic.entries.slice(half), tmp_path / "part-1.arrow")
+    (tmp_path / "_SUCCESS").write_text("")
+    df = ps.read_entries(spark, str(tmp_path))
+    assert df.columns == ["ledger_id", "entry_id", "data", "error"]
+    assert df.rdd.getNumPartitions() == 2  # one partition per file
+    rows = df.toArrow().sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
+    assert rows.select(["ledger_id", "entry_id", "data"]).equals(
+        topic.entries.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
+    )
+    assert rows.column("error").null_count == rows.num_rows
+    # And straight into the decode pipeline.
+    assert ps.decode(df).count() == pe.decode(topic.entries).num_rows
+
+
+def test_data_source_missing_path(spark, tmp_path):
+    with pytest.raises(Exception, match="no such file or directory"):
+        ps.read_entries(spark, str(tmp_path / "nope")).count()

@@ -1,37 +1,100 @@
 """The `pulsar-entries` command line.
 
-Runs in-process on Arrow tables. Errors are one line on stderr and a non-zero
-exit; `--debug` shows the traceback.
+Runs on embedded local Spark by default; `--master` points it at a cluster and
+`--engine local` runs in-process on Arrow tables, without Spark, for small
+inputs. Errors are one line on stderr and a non-zero exit; `--debug` shows the
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__, decode
+from .report import Stats, render_html, render_text, stats_from_arrow, stats_from_spark
 from .sample import generate_topic
-from .summary import summarize
 
 
 class CliError(Exception):
     """A user-facing error: printed as one line."""
 
 
+# ----------------------------------------------------------------------------- engines
+
+
+def _spark(args: argparse.Namespace) -> Any:
+    """The Spark session for this run: embedded `local[*]` unless --master says otherwise."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise CliError("the spark engine needs pyspark: pip install 'pulsar-entries[spark]', or use --engine local") from e
+    if args.master.startswith("local"):
+        # Executors on this machine run this interpreter, which has pulsar_entries.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    spark = (
+        SparkSession.builder.master(args.master)
+        .appName("pulsar-entries")
+        .config("spark.ui.showConsoleProgress", "true")
+        .config("spark.sql.shuffle.partitions", str(max(4, os.cpu_count() or 4)))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 def _read_entries(path: Path) -> pa.Table:
-    if path.is_dir():
-        files = sorted(path.glob("*.parquet"))
-        if not files:
-            raise CliError(f"{path}: no .parquet entry files in this directory")
-        return pa.concat_tables(pq.read_table(f) for f in files)
-    if not path.exists():
-        raise CliError(f"{path}: no such file or directory")
-    return pq.read_table(path)
+    from .datasource import list_inputs, read_file
+
+    try:
+        files = list_inputs(str(path))
+    except FileNotFoundError as e:
+        raise CliError(str(e)) from None
+    return pa.Table.from_batches([b for uri, kind in files for b in read_file(uri, kind)]).drop_columns(["error"])
+
+
+def _decode_local(entries: pa.Table, show_progress: bool, **options: Any) -> pa.Table:
+    """In-process decode in slices, with a progress bar on a terminal."""
+    step = 4096
+    parts = []
+    for start in range(0, max(entries.num_rows, 1), step):
+        parts.append(decode(entries.slice(start, step), **options))
+        if show_progress:
+            done = min(entries.num_rows, start + step)
+            width = 30
+            filled = width * done // max(entries.num_rows, 1)
+            print(f"\r  decoding [{'#' * filled}{'.' * (width - filled)}] {done:,}/{entries.num_rows:,} entries",
+                  end="", file=sys.stderr, flush=True)
+    if show_progress:
+        print(file=sys.stderr)
+    return pa.concat_tables(parts)
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return sys.stderr.isatty() and not args.quiet
+
+
+def _stats(args: argparse.Namespace, path: Path) -> Stats:
+    if args.engine == "local":
+        entries = _read_entries(path)
+        return stats_from_arrow(entries, _decode_local(entries, _progress(args)))
+    from . import spark as ps
+
+    spark = _spark(args)
+    entries = ps.read_entries(spark, str(path))
+    return stats_from_spark(entries, ps.decode(entries))
+
+
+# ----------------------------------------------------------------------------- commands
 
 
 def cmd_generate(args: argparse.Namespace) -> None:
@@ -46,57 +109,98 @@ def cmd_generate(args: argparse.Namespace) -> None:
 
 
 def cmd_decode(args: argparse.Namespace) -> None:
-    entries = _read_entries(Path(args.input))
     started = time.perf_counter()
-    messages = decode(entries, verify_checksum=not args.no_verify, keep_markers=args.keep_markers)
+    if args.engine == "local":
+        entries = _read_entries(Path(args.input))
+        messages = _decode_local(
+            entries, _progress(args), verify_checksum=not args.no_verify, keep_markers=args.keep_markers
+        )
+        pq.write_table(messages, args.out)
+        rows, errors = messages.num_rows, messages.num_rows - messages["error"].null_count
+    else:
+        from . import spark as ps
+
+        spark = _spark(args)
+        df = ps.decode(
+            ps.read_entries(spark, args.input), verify_checksum=not args.no_verify, keep_markers=args.keep_markers
+        )
+        df.write.mode("overwrite").parquet(args.out)
+        written = spark.read.parquet(args.out)
+        rows, errors = written.count(), written.filter("error IS NOT NULL").count()
     took = time.perf_counter() - started
-    pq.write_table(messages, args.out)
-    errors = messages.num_rows - messages["error"].null_count
-    print(
-        f"decoded {entries.num_rows:,} entries into {messages.num_rows:,} rows "
-        f"({errors:,} error rows) in {took:.2f}s -> {args.out}"
-    )
+    print(f"decoded into {rows:,} rows ({errors:,} error rows) in {took:.1f}s -> {args.out}")
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
-    entries = _read_entries(Path(args.input))
-    print(summarize(entries, decode(entries)))
+    st = _stats(args, Path(args.input))
+    print(render_text(st))
+    if args.html:
+        Path(args.html).write_text(render_html(st, f"pulsar-entries: {args.input}"))
+        print(f"report written to {args.html}")
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
     out = Path(args.dir)
     out.mkdir(parents=True, exist_ok=True)
+    engine = "embedded Spark " + args.master if args.engine == "spark" else "in-process (no Spark)"
     print(f"== generate: a sample topic of {args.entries:,} entries in {out}")
     topic = generate_topic(args.entries, seed=args.seed)
-    pq.write_table(topic.entries, out / "entries.parquet")
+    entries_dir = out / "entries"
+    entries_dir.mkdir(exist_ok=True)
+    pq.write_table(topic.entries, entries_dir / "part-0.parquet")
     print(f"   {topic.messages:,} messages, {topic.marker_entries} markers, {topic.corrupt_entries} corrupt entries")
-    print("== decode")
+    print(f"== decode on {engine}")
     started = time.perf_counter()
-    messages = decode(topic.entries)
+    if args.engine == "local":
+        messages = _decode_local(topic.entries, _progress(args))
+        pq.write_table(messages, out / "messages.parquet")
+        st = stats_from_arrow(topic.entries, messages)
+    else:
+        from . import spark as ps
+
+        spark = _spark(args)
+        decoded = ps.decode(ps.read_entries(spark, str(entries_dir)))
+        decoded.write.mode("overwrite").parquet(str(out / "messages"))
+        st = stats_from_spark(ps.read_entries(spark, str(entries_dir)), spark.read.parquet(str(out / "messages")))
     took = time.perf_counter() - started
-    pq.write_table(messages, out / "messages.parquet")
-    decoded = messages["error"].null_count
-    error_rows = messages.num_rows - decoded
-    rate = topic.messages / took if took else float("inf")
-    print(f"   {decoded:,} messages in {took * 1000:.0f} ms ({rate:,.0f} messages/s) -> {out / 'messages.parquet'}")
+    print(f"   {st.messages:,} messages in {took:.1f}s -> {out / ('messages' if args.engine == 'spark' else 'messages.parquet')}")
     # Every message is either decoded or inside a corrupt entry, reported as one error row.
-    if decoded != topic.messages - topic.corrupt_messages or error_rows != topic.corrupt_entries:
+    if st.messages != topic.messages - topic.corrupt_messages or st.error_rows != topic.corrupt_entries:
         raise CliError(
-            f"counts do not reconcile: {decoded} decoded + {topic.corrupt_messages} in corrupt entries "
-            f"!= {topic.messages} generated, or {error_rows} error rows != {topic.corrupt_entries} corrupt entries"
+            f"counts do not reconcile: {st.messages} decoded + {topic.corrupt_messages} in corrupt entries "
+            f"!= {topic.messages} generated, or {st.error_rows} error rows != {topic.corrupt_entries} corrupt entries"
         )
-    print(f"   reconciled: {decoded:,} decoded + {topic.corrupt_messages:,} in {error_rows} corrupt entries")
+    print(f"   reconciled: {st.messages:,} decoded + {topic.corrupt_messages:,} in {st.error_rows} corrupt entries")
     print("== inspect")
-    print(summarize(topic.entries, messages))
+    print(render_text(st))
+    report = out / "report.html"
+    report.write_text(render_html(st, "pulsar-entries demo topic"))
+    print(f"== report written to {report}")
+
+
+# ----------------------------------------------------------------------------- parser
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pulsar-entries",
-        description="Decode, inspect and generate Apache Pulsar stored entries, outside the broker.",
+        description="Decode, inspect and generate Apache Pulsar stored entries, outside the broker. "
+        "Runs on embedded local Spark by default.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--engine",
+        choices=("spark", "local"),
+        default="spark",
+        help="spark (default): run on Spark; local: in-process on Arrow tables, for small inputs",
+    )
+    p.add_argument(
+        "--master",
+        default="local[*]",
+        help="Spark master URL (default local[*]: embedded Spark); e.g. yarn, spark://host:7077, k8s://...",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     g = sub.add_parser("generate", help="write a realistic sample topic as a Parquet entry table")
@@ -105,18 +209,19 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     g.set_defaults(func=cmd_generate)
 
-    d = sub.add_parser("decode", help="decode an entry table (Parquet file or directory) into messages (Parquet)")
-    d.add_argument("input", metavar="IN", help="Parquet file or directory with ledger_id, entry_id, data")
-    d.add_argument("out", metavar="OUT", help="output Parquet file")
+    d = sub.add_parser("decode", help="decode entries into messages, written as Parquet")
+    d.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow) or a directory of them")
+    d.add_argument("out", metavar="OUT", help="output: a Parquet directory (spark) or file (local)")
     d.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     d.add_argument("--keep-markers", action="store_true", help="keep marker entries as rows")
     d.set_defaults(func=cmd_decode)
 
-    i = sub.add_parser("inspect", help="print a summary of an entry table")
-    i.add_argument("input", metavar="IN", help="Parquet file or directory with ledger_id, entry_id, data")
+    i = sub.add_parser("inspect", help="summarize a topic: counts, codecs, sizes, time range, errors")
+    i.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow) or a directory of them")
+    i.add_argument("--html", metavar="FILE", help="also write an HTML report with charts to FILE")
     i.set_defaults(func=cmd_inspect)
 
-    m = sub.add_parser("demo", help="generate a sample topic, decode it and print a summary")
+    m = sub.add_parser("demo", help="generate a sample topic, decode it and summarize it, end to end")
     m.add_argument("--dir", default="sample-topic", help="working directory (default ./sample-topic)")
     m.add_argument("--entries", type=int, default=2000, help="entries in the sample topic (default 2000)")
     m.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
@@ -131,10 +236,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (CliError, OSError, ValueError, pa.ArrowException) as e:
+    except Exception as e:  # one line for the user; --debug for the traceback
         if args.debug:
             raise
-        print(f"pulsar-entries: error: {e}", file=sys.stderr)
+        message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"pulsar-entries: error: {message}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,12 +1,14 @@
-"""The pulsar-entries CLI and the sample topic behind the demo."""
+"""The pulsar-entries CLI, on both engines, and the sample topic behind the demo."""
 
 import subprocess
 import sys
 
 import pyarrow.parquet as pq
+import pytest
 
 import pulsar_entries as pe
 from pulsar_entries.cli import main
+from pulsar_entries.report import render_html, stats_from_arrow
 from pulsar_entries.sample import generate_topic
 
 
@@ -23,36 +25,55 @@ def test_sample_topic_reconciles_with_decode():
     assert generate_topic(300, seed=3).entries.equals(topic.entries)  # deterministic
 
 
-def test_demo_runs_end_to_end(tmp_path, capsys):
-    assert main(["demo", "--dir", str(tmp_path), "--entries", "200"]) == 0
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
+    # The spark fixture starts the shared session first; the CLI then reuses it.
+    assert main(["--engine", engine, "--quiet", "demo", "--dir", str(tmp_path), "--entries", "200"]) == 0
     out = capsys.readouterr().out
     assert "reconciled:" in out and "checksum mismatch" in out and "codecs (entries)" in out
-    messages = pq.read_table(tmp_path / "messages.parquet")
-    assert messages.num_rows > 200
+    assert "<svg" in (tmp_path / "report.html").read_text()
 
 
-def test_generate_decode_inspect(tmp_path, capsys):
+def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
+    assert main(["generate", str(tmp_path / "topic"), "--entries", "150"]) == 0
+    assert main(["--engine", "local", "inspect", str(tmp_path / "topic")]) == 0
+    local = capsys.readouterr().out
+    assert main(["--engine", "spark", "inspect", str(tmp_path / "topic"), "--html", str(tmp_path / "r.html")]) == 0
+    on_spark = capsys.readouterr().out
+    # Exact figures agree; quantile lines are approximate on Spark, so compare the exact ones.
+    exact = ("entries ", "messages decoded", "entries with error", "codecs", "distinct keys", "publish_time", "broker index")
+    pick = lambda text: [ln for ln in text.splitlines() if ln.startswith(exact)]  # noqa: E731
+    assert pick(local) == pick(on_spark)
+    assert (tmp_path / "r.html").exists()
+
+
+def test_decode_both_engines(tmp_path, capsys, spark):
     assert main(["generate", str(tmp_path / "topic"), "--entries", "50"]) == 0
-    assert main(["decode", str(tmp_path / "topic"), str(tmp_path / "m.parquet")]) == 0
-    assert main(["inspect", str(tmp_path / "topic" / "entries.parquet")]) == 0
-    out = capsys.readouterr().out
-    assert "wrote 50 entries" in out and "decoded 50 entries" in out and "messages decoded" in out
-    assert pq.read_table(tmp_path / "m.parquet").num_rows > 50
+    assert main(["--engine", "local", "decode", str(tmp_path / "topic"), str(tmp_path / "m.parquet")]) == 0
+    assert main(["decode", str(tmp_path / "topic"), str(tmp_path / "m-spark")]) == 0
+    local = pq.read_table(tmp_path / "m.parquet")
+    on_spark = pq.read_table(tmp_path / "m-spark")
+    assert local.num_rows == on_spark.num_rows > 50
+
+
+def test_html_report_has_charts():
+    topic = generate_topic(100, seed=1)
+    page = render_html(stats_from_arrow(topic.entries, pe.decode(topic.entries)))
+    assert page.count("<svg") == 3 and "Publish rate" in page and "checksum mismatch" in page
 
 
 def test_errors_are_one_line_and_nonzero(tmp_path):
     run = subprocess.run(
-        [sys.executable, "-m", "pulsar_entries", "inspect", str(tmp_path / "missing")],
+        [sys.executable, "-m", "pulsar_entries", "--engine", "local", "inspect", str(tmp_path / "missing")],
         capture_output=True,
         text=True,
     )
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [f"pulsar-entries: error: {tmp_path / 'missing'}: no such file or directory"]
-    assert "Traceback" not in run.stderr
 
 
 def test_help_lists_every_command():
     run = subprocess.run([sys.executable, "-m", "pulsar_entries", "--help"], capture_output=True, text=True)
     assert run.returncode == 0
-    for command in ("generate", "decode", "inspect", "demo"):
-        assert command in run.stdout
+    for word in ("generate", "decode", "inspect", "demo", "--master", "--engine"):
+        assert word in run.stdout

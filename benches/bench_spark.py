@@ -1,0 +1,114 @@
+"""Spark benchmarks: decode overhead against an identity mapInArrow, and scaling.
+
+    .venv/bin/python benches/bench_spark.py [--base-entries 2000] [--scales 1,4,16] [--repeat 3]
+
+1. Overhead: on the same entries and session, ``pulsar_entries.spark.decode``
+   versus an identity ``mapInArrow`` that passes entries through unchanged.
+   Both end in Spark's ``noop`` sink, so every row is produced but nothing is
+   written. Target: decode costs at most 1.5x the identity pass.
+2. Scaling: decode at 1x, 4x and 16x the sample size. Time per entry should
+   stay flat, so cost grows linearly. The Python workers' peak RSS
+   (``ru_maxrss``, a lifetime maximum since workers are reused, measured after
+   each scale in ascending order) must not grow with the input, because a task
+   holds only one Arrow batch at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+
+import pyarrow as pa
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+
+
+def scaled_entries(base: pa.Table, k: int) -> pa.Table:
+    """k copies of the sample topic, each copy on its own ledgers."""
+    parts = []
+    for i in range(k):
+        ledgers = pa.compute.add(base.column("ledger_id"), pa.scalar(i * 100_000, pa.int64()))
+        parts.append(base.set_column(0, "ledger_id", ledgers))
+    return pa.concat_tables(parts)
+
+
+def timed(action, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base-entries", type=int, default=2000)
+    ap.add_argument("--scales", default="1,4,16")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--partitions", type=int, default=4)
+    args = ap.parse_args()
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    import pulsar_entries.spark as ps
+    from pulsar_entries.sample import generate_topic
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    base = generate_topic(args.base_entries, seed=7, corrupt=0, markers=0).entries
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Spark {spark.version}, local[2]")
+
+    def frame(table: pa.Table):
+        return spark.createDataFrame(table).repartition(args.partitions).cache()
+
+    def identity(batches):
+        yield from batches
+
+    def worker_peak(batches):
+        # Decode batch by batch, exactly as spark.decode does, then report this worker's peak RSS.
+        for batch in batches:
+            ps._native.decode(batch)
+        yield pa.record_batch({"rss_kib": pa.array([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss], pa.int64())})
+
+    print("\nscale  entries   messages   MB     identity s  decode s  decode/identity  decode entries/s  µs/entry  peak worker RSS")
+    rows = []
+    for k in [int(s) for s in args.scales.split(",")]:
+        table = scaled_entries(base, k)
+        df = frame(table)
+        n = df.count()  # materialise the cache before timing
+        mb = sum(len(x) for x in table.column("data").to_pylist()) / 1e6
+        t_id = timed(lambda: df.mapInArrow(identity, df.schema).write.format("noop").mode("overwrite").save(), args.repeat)
+        t_dec = timed(lambda: ps.decode(df).write.format("noop").mode("overwrite").save(), args.repeat)
+        messages = ps.decode(df).count()
+        peaks = [r["rss_kib"] for r in df.mapInArrow(worker_peak, "rss_kib long").collect()]
+        peak = max(peaks) / 1024
+        rows.append((k, n, t_dec / n * 1e6, peak))
+        print(
+            f"{k:>5}  {n:>7,}  {messages:>9,}  {mb:>6.1f}  {t_id:>10.2f}  {t_dec:>8.2f}  {t_dec / t_id:>15.2f}  "
+            f"{n / t_dec:>16,.0f}  {t_dec / n * 1e6:>8.1f}  {peak:>10.0f} MiB"
+        )
+        df.unpersist()
+    per_entry = [r[2] for r in rows]
+    print(
+        f"\nlinearity: µs/entry from {per_entry[0]:.1f} (1x) to {per_entry[-1]:.1f} ({rows[-1][0]}x); "
+        f"spread {max(per_entry) / min(per_entry):.2f}x. Peak worker RSS spread "
+        f"{max(r[3] for r in rows) / min(r[3] for r in rows):.2f}x (median {statistics.median(r[3] for r in rows):.0f} MiB)."
+    )
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -6,17 +6,17 @@ use std::sync::{Arc, OnceLock};
 
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
-    MapFieldNames, StringBuilder, TimestampMillisecondBuilder,
+    StringBuilder, TimestampMillisecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::arrow_types::{
+    properties_builder, properties_type, timestamp_builder as ts, timestamp_type as ts_type,
+};
 
 use crate::compression::Codec;
 use crate::frame::EntryView;
-
-fn ts_type() -> DataType {
-    DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()))
-}
 
 /// Schema of [`entry_metadata`]'s output.
 pub fn entry_metadata_schema() -> SchemaRef {
@@ -25,17 +25,7 @@ pub fn entry_metadata_schema() -> SchemaRef {
         .get_or_init(|| {
             let f = |name: &str, t: DataType| Field::new(name, t, true);
             let list = |t: DataType| DataType::List(Arc::new(Field::new("item", t, true)));
-            let map = DataType::Map(
-                Arc::new(Field::new(
-                    "entries",
-                    DataType::Struct(Fields::from(vec![
-                        Field::new("key", DataType::Utf8, false),
-                        Field::new("value", DataType::Utf8, true),
-                    ])),
-                    false,
-                )),
-                false,
-            );
+            let map = properties_type();
             Arc::new(Schema::new(vec![
                 f("producer_name", DataType::Utf8),
                 f("sequence_id", DataType::Int64),
@@ -121,22 +111,13 @@ struct Builders {
     error: StringBuilder,
 }
 
-fn ts() -> TimestampMillisecondBuilder {
-    TimestampMillisecondBuilder::new().with_timezone("UTC")
-}
-
 impl Builders {
     fn new() -> Self {
-        let names = MapFieldNames {
-            entry: "entries".into(),
-            key: "key".into(),
-            value: "value".into(),
-        };
         Builders {
             producer_name: StringBuilder::new(),
             sequence_id: Int64Builder::new(),
             publish_time: ts(),
-            properties: MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new()),
+            properties: properties_builder(),
             replicated_from: StringBuilder::new(),
             partition_key: StringBuilder::new(),
             replicate_to: ListBuilder::new(StringBuilder::new()),

@@ -11,6 +11,7 @@
 //! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
 //! - [`entry_metadata`]: entries → Arrow, one row of metadata per entry.
 
+mod arrow_types;
 pub mod batch;
 pub mod compression;
 pub mod crc;

@@ -58,6 +58,11 @@ def summarize(entries: pa.Table, messages: pa.Table) -> str:
         ts = pc.cast(good[col], pa.int64())
         mm = pc.min_max(ts)
         lines.append(f"{col:<18} {_fmt_ms(mm['min'].as_py())} .. {_fmt_ms(mm['max'].as_py())}")
+    by_processor = Counter(good["processor"].to_pylist())
+    lines.append("processors (rows)  " + ", ".join(f"{p} {n:,}" for p, n in sorted(by_processor.items())))
+    txn = Counter(s for s in good["txn_status"].to_pylist() if s is not None)
+    if txn:
+        lines.append("transactions (rows) " + ", ".join(f"{s} {n:,}" for s, n in sorted(txn.items())))
     idx = pc.min_max(good["broker_index"])
     if idx["min"].is_valid:
         lines.append(f"broker index       {idx['min'].as_py():,} .. {idx['max'].as_py():,}")

@@ -7,24 +7,37 @@ entries. The work happens in a Rust core; Arrow data moves zero-copy.
 
 from __future__ import annotations
 
+from . import kafka, processors
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    EntryContext,
     EntryFormatError,
+    Position,
     __version__,
     decode,
     encode_entry,
     entry_metadata,
+    find_position_by_offset,
+    find_position_by_time,
     parse_entry,
+    stamp,
 )
 from .entries import entries_table
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "EntryContext",
     "EntryFormatError",
+    "Position",
     "__version__",
     "decode",
     "encode_entry",
     "entries_table",
     "entry_metadata",
+    "find_position_by_offset",
+    "find_position_by_time",
+    "kafka",
     "parse_entry",
+    "processors",
+    "stamp",
 ]

@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import __version__, decode
+from . import __version__, decode, find_position_by_offset, find_position_by_time, parse_entry
 from .report import Stats, render_html, render_text, stats_from_arrow, stats_from_spark
 from .sample import generate_topic
 
@@ -148,7 +148,11 @@ def cmd_demo(args: argparse.Namespace) -> None:
     entries_dir = out / "entries"
     entries_dir.mkdir(exist_ok=True)
     pq.write_table(topic.entries, entries_dir / "part-0.parquet")
-    print(f"   {topic.messages:,} messages, {topic.marker_entries} markers, {topic.corrupt_entries} corrupt entries")
+    print(
+        f"   {topic.messages:,} messages ({topic.kafka_messages:,} Kafka records in {topic.kafka_entries} KoP entries), "
+        f"{topic.marker_entries} markers, {topic.corrupt_entries} corrupt entries; broker-stamped, "
+        f"index 0..{topic.offsets - 1:,}"
+    )
     print(f"== decode on {engine}")
     started = time.perf_counter()
     if args.engine == "local":
@@ -171,11 +175,39 @@ def cmd_demo(args: argparse.Namespace) -> None:
             f"!= {topic.messages} generated, or {st.error_rows} error rows != {topic.corrupt_entries} corrupt entries"
         )
     print(f"   reconciled: {st.messages:,} decoded + {topic.corrupt_messages:,} in {st.error_rows} corrupt entries")
+    print("== seek")
+    _print_seeks(topic.entries)
     print("== inspect")
     print(render_text(st))
     report = out / "report.html"
     report.write_text(render_html(st, "pulsar-entries demo topic"))
     print(f"== report written to {report}")
+
+
+def _fmt_ms(ms: int) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _print_seeks(entries: pa.Table) -> None:
+    """A broker-time seek into the middle of the topic, and an offset seek."""
+    first = parse_entry(entries["data"][0].as_py())["broker_entry_metadata"]["broker_timestamp"]
+    last = parse_entry(entries["data"][-1].as_py())["broker_entry_metadata"]["broker_timestamp"]
+    t = first + (last - first) * 3 // 5
+    pos = find_position_by_time(entries, t)
+    found = parse_entry(entries["data"][pos.row].as_py())
+    bem = found["broker_entry_metadata"]
+    base = bem["index"] - (found["num_messages"] - 1)
+    print(
+        f"   seek to {_fmt_ms(t)}: entry {pos.ledger_id}:{pos.entry_id} (index {bem['index']:,}, "
+        f"broker time {_fmt_ms(bem['broker_timestamp'])}); read {pos.entries_read} of {entries.num_rows:,} entries"
+    )
+    pos = find_position_by_offset(entries, base + 1 if found["num_messages"] > 1 else base)
+    print(
+        f"   seek to offset {base + (1 if found['num_messages'] > 1 else 0):,}: entry {pos.ledger_id}:{pos.entry_id}, "
+        f"batch index {pos.batch_index}; read {pos.entries_read} entries"
+    )
 
 
 # ----------------------------------------------------------------------------- parser

@@ -34,6 +34,8 @@ class Stats:
     publish_range: tuple[int | None, int | None] = (None, None)
     broker_range: tuple[int | None, int | None] = (None, None)
     index_range: tuple[int | None, int | None] = (None, None)
+    processors: dict[str, int] = field(default_factory=dict)  # rows per payload processor
+    transactions: dict[str, int] = field(default_factory=dict)  # rows per transaction status
     errors: list[tuple[int, int, str]] = field(default_factory=list)
     # Histograms: entry sizes and value sizes by power of two; messages per publish-time bucket.
     entry_size_hist: dict[int, int] = field(default_factory=dict)
@@ -89,6 +91,11 @@ def stats_from_arrow(entries: pa.Table, messages: pa.Table) -> Stats:
         return mm["min"].as_py(), mm["max"].as_py()
 
     st.publish_range, st.broker_range, st.index_range = rng("publish_time"), rng("broker_timestamp"), rng("broker_index")
+    for name, col in (("processors", "processor"), ("transactions", "txn_status")):
+        counts = getattr(st, name)
+        for v in good[col].to_pylist():
+            if v is not None:
+                counts[v] = counts.get(v, 0) + 1
     st.rate_bucket_ms = _bucket_ms(*st.publish_range)
     if st.rate_bucket_ms:
         lo = st.publish_range[0]
@@ -140,6 +147,9 @@ def stats_from_spark(entries: Any, messages: Any) -> Stats:
         F.min("compression").alias("codec"), F.max("num_messages").alias("n"), F.max("batch_index").alias("bi")
     )
     st.codecs = {r["codec"]: r["count"] for r in per_entry.groupBy("codec").count().collect()}
+    for name, col in (("processors", "processor"), ("transactions", "txn_status")):
+        rows = good.filter(F.col(col).isNotNull()).groupBy(col).count().collect()
+        setattr(st, name, {r[col]: r["count"] for r in rows})
     b = per_entry.filter("bi >= 0").agg(F.count("*").alias("c"), F.percentile_approx("n", list(QUANTILES)).alias("q")).first()
     st.batch_entries, st.batch_size_q = b["c"], list(b["q"] or [])
     for r in good.filter(F.col("value").isNotNull()).groupBy(
@@ -185,6 +195,10 @@ def render_text(st: Stats) -> str:
         f"publish_time       {_fmt_ms(st.publish_range[0])} .. {_fmt_ms(st.publish_range[1])}",
         f"broker_timestamp   {_fmt_ms(st.broker_range[0])} .. {_fmt_ms(st.broker_range[1])}",
     ]
+    if st.processors:
+        lines.append("processors (rows)  " + ", ".join(f"{p} {n:,}" for p, n in sorted(st.processors.items())))
+    if st.transactions:
+        lines.append("transactions (rows) " + ", ".join(f"{t} {n:,}" for t, n in sorted(st.transactions.items())))
     if st.index_range[0] is not None:
         lines.append(f"broker index       {st.index_range[0]:,} .. {st.index_range[1]:,}")
     if st.errors:

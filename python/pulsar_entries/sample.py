@@ -1,9 +1,12 @@
 """A realistic, deterministic sample topic, for the demo, tests and benchmarks.
 
-Several producers publish batched and single messages with every codec; a
-broker with both entry-metadata interceptors stamps each entry with its
-timestamp and running message index; transaction markers sit in the stream;
-and a few entries are corrupt, as on real disks.
+Several Pulsar producers publish batched and single messages with every codec;
+Kafka clients publish through Kafka-on-Pulsar (``entry.format=kafka`` entries
+holding one or more Kafka record batches, some transactional, with COMMIT and
+ABORT markers); a broker with both entry-metadata interceptors stamps each entry
+with its timestamp and running message index (``pulsar_entries.stamp``);
+Pulsar transaction markers sit in the stream; and a few entries are corrupt, as
+on real disks.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from . import _native
+from . import _native, kafka
 
 CODECS = ("none", "lz4", "zlib", "zstd", "snappy")
 MARKER_COMMIT = bytes.fromhex(
@@ -27,11 +30,18 @@ class SampleTopic:
     """Entries plus what went into them, so callers can check a decode."""
 
     entries: pa.Table
+    #: data messages (Pulsar messages and Kafka records), corrupt entries included
     messages: int
     corrupt_entries: int
     #: messages inside the corrupt entries, which decode reports as error rows
     corrupt_messages: int
+    #: entries that hold no message: Pulsar markers and Kafka control batches
     marker_entries: int
+    #: KoP entries and the Kafka records in them
+    kafka_entries: int
+    kafka_messages: int
+    #: offsets the broker index counted (its last value + 1)
+    offsets: int
 
 
 def _value(rng: random.Random, producer: int, seq: int) -> bytes:
@@ -45,6 +55,56 @@ def _value(rng: random.Random, producer: int, seq: int) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
+def _pulsar_entry(rng: random.Random, p: int, seq: int, clock: int) -> tuple[bytes, int]:
+    n = rng.choice([1, 1, 2, 5, 10, 50, 100, 200])
+    batch = n > 1 or rng.random() < 0.7
+    msgs = []
+    for i in range(n):
+        key = f"user-{rng.randrange(200)}" if rng.random() < 0.9 else None
+        value = None if key is not None and rng.random() < 0.03 else _value(rng, p, seq + i)
+        msgs.append(
+            {
+                "value": value,
+                "key": key,
+                "properties": {"source": f"svc-{p}", "attempt": str(rng.randrange(3))},
+                "event_time": clock - rng.randrange(0, 2000),
+            }
+        )
+    data = _native.encode_entry(
+        msgs,
+        batch=batch,
+        compression=rng.choice(CODECS),
+        producer_name=f"producer-{p}",
+        sequence_id=seq,
+        publish_time=clock,
+    )
+    return data, n
+
+
+def _kafka_batch(rng: random.Random, clock: int, *, producer_id: int = -1, epoch: int = -1) -> tuple[bytes, int]:
+    n = rng.choice([1, 3, 10, 40])
+    records = []
+    for i in range(n):
+        key = f"account-{rng.randrange(100)}".encode() if rng.random() < 0.8 else None
+        records.append(
+            {
+                "key": key,
+                "value": None if key is not None and rng.random() < 0.03 else _value(rng, 100, i),
+                "headers": [("trace-id", rng.randbytes(8)), ("origin", b"kafka-client")][: rng.randrange(3)],
+                "timestamp": clock - rng.randrange(0, 1000),
+            }
+        )
+    batch = kafka.record_batch(
+        records,
+        compression=rng.choice(kafka.CODECS),
+        base_timestamp=clock,
+        transactional=producer_id >= 0,
+        producer_id=producer_id,
+        producer_epoch=epoch,
+    )
+    return batch, n
+
+
 def generate_topic(
     entries: int = 1000,
     *,
@@ -54,59 +114,59 @@ def generate_topic(
     start_ms: int = 1_700_000_000_000,
     corrupt: int = 3,
     markers: int = 2,
+    kafka_share: float = 0.15,
 ) -> SampleTopic:
     """Generates ``entries`` stored entries of one topic partition, in topic order."""
     rng = random.Random(seed)
     sequences = [0] * producers
     data: list[bytes] = []
     counts: list[int] = []
-    messages = 0
-    index = -1  # AppendIndexMetadataInterceptor starts its counter at -1
+    kind: list[str] = []
+    broker_times: list[int] = []
     clock = start_ms
     marker_at = set(rng.sample(range(entries), min(markers, entries)))
+    open_txn: dict[int, int] = {}  # Kafka transactional producer id -> entries until it ends
+    next_pid = 5000
     for i in range(entries):
         clock += rng.randrange(1, 40)
-        broker_ts = clock + rng.randrange(0, 5)  # the broker stamps a little later
+        broker_times.append(clock + rng.randrange(0, 5))  # the broker stamps a little later
+        ending = [pid for pid, left in open_txn.items() if left <= 0]
         if i in marker_at:
-            data.append(MARKER_COMMIT)  # markers carry no messages and get no index
+            data.append(MARKER_COMMIT)
             counts.append(0)
-            continue
-        p = rng.randrange(producers)
-        n = rng.choice([1, 1, 2, 5, 10, 50, 100, 200])
-        batch = n > 1 or rng.random() < 0.7
-        msgs = []
-        for _ in range(n):
-            key = f"user-{rng.randrange(200)}" if rng.random() < 0.9 else None
-            value = None if key is not None and rng.random() < 0.03 else _value(rng, p, sequences[p])
-            msgs.append(
-                {
-                    "value": value,
-                    "key": key,
-                    "properties": {"source": f"svc-{p}", "attempt": str(rng.randrange(3))},
-                    "event_time": clock - rng.randrange(0, 2000),
-                }
-            )
-        index += n
-        data.append(
-            _native.encode_entry(
-                msgs,
-                batch=batch,
-                compression=rng.choice(CODECS),
-                producer_name=f"producer-{p}",
-                sequence_id=sequences[p],
-                publish_time=clock,
-                broker_timestamp=broker_ts,
-                broker_index=index,
-            )
-        )
-        sequences[p] += n
-        messages += n
-        counts.append(n)
-    bad = rng.sample([i for i in range(entries) if i not in marker_at], min(corrupt, entries - len(marker_at)))
-    for i in bad:
-        damaged = bytearray(data[i])
-        damaged[len(damaged) // 2] ^= 0x5A  # a flipped byte, caught by the CRC32C
-        data[i] = bytes(damaged)
+            kind.append("marker")
+        elif ending:
+            pid = ending[0]
+            del open_txn[pid]
+            data.append(kafka.kop_entry([kafka.control_batch(rng.random() < 0.7, producer_id=pid, timestamp=clock)],
+                                        publish_time=clock))
+            counts.append(0)
+            kind.append("marker")
+        elif rng.random() < kafka_share:
+            batches, n = [], 0
+            pid = -1
+            if rng.random() < 0.25:
+                if open_txn and rng.random() < 0.5:
+                    pid = rng.choice(list(open_txn))
+                else:
+                    pid, next_pid = next_pid, next_pid + 1
+                    open_txn[pid] = rng.randrange(2, 8)
+            for _ in range(rng.choice([1, 1, 1, 2, 3])):
+                b, k = _kafka_batch(rng, clock, producer_id=pid, epoch=0 if pid >= 0 else -1)
+                batches.append(b)
+                n += k
+            data.append(kafka.kop_entry(batches, publish_time=clock))
+            counts.append(n)
+            kind.append("kafka")
+        else:
+            p = rng.randrange(producers)
+            entry, n = _pulsar_entry(rng, p, sequences[p], clock)
+            sequences[p] += n
+            data.append(entry)
+            counts.append(n)
+            kind.append("pulsar")
+        for pid in open_txn:
+            open_txn[pid] -= 1
     ledgers = [1000 + i // entries_per_ledger for i in range(entries)]
     entry_ids = [i % entries_per_ledger for i in range(entries)]
     table = pa.table(
@@ -116,10 +176,26 @@ def generate_topic(
             "data": pa.array(data, pa.binary()),
         }
     )
+    table = _native.stamp(table, timestamps=broker_times)
+    stamped = table["data"].to_pylist()
+    last = _native.parse_entry(stamped[-1])["broker_entry_metadata"]["index"]
+    candidates = [i for i in range(entries) if kind[i] != "marker"]
+    bad = rng.sample(candidates, min(corrupt, len(candidates)))
+    for i in bad:
+        damaged = bytearray(stamped[i])
+        # A flipped byte: inside the CRC32C-covered part of a Pulsar entry, and in
+        # the last Kafka batch's records (covered by its CRC-32C) of a KoP entry.
+        at = len(damaged) - 2 if kind[i] == "kafka" else len(damaged) // 2 + 3
+        damaged[at] ^= 0x5A
+        stamped[i] = bytes(damaged)
+    table = table.set_column(2, "data", pa.array(stamped, pa.binary()))
     return SampleTopic(
         entries=table,
-        messages=messages,
+        messages=sum(counts),
         corrupt_entries=len(bad),
         corrupt_messages=sum(counts[i] for i in bad),
-        marker_entries=len(marker_at),
+        marker_entries=sum(1 for k in kind if k == "marker"),
+        kafka_entries=sum(1 for k in kind if k == "kafka"),
+        kafka_messages=sum(c for c, k in zip(counts, kind) if k == "kafka"),
+        offsets=last + 1,
     )

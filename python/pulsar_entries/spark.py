@@ -80,11 +80,18 @@ def decode(
     verify_checksum: bool = True,
     keep_markers: bool = False,
     max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    processors: Any = None,
 ) -> DataFrame:
     """Decodes a DataFrame of entries (``ledger_id``, ``entry_id``, ``data``,
-    optional ``partition``) into one row per message, as :func:`pulsar_entries.decode`."""
+    optional ``partition``) into one row per message, as :func:`pulsar_entries.decode`.
+
+    ``processors`` (PIP-96) are shipped to the executors with the function, so
+    user processors written in Python must be picklable."""
     options: dict[str, Any] = dict(
-        verify_checksum=verify_checksum, keep_markers=keep_markers, max_uncompressed_size=max_uncompressed_size
+        verify_checksum=verify_checksum,
+        keep_markers=keep_markers,
+        max_uncompressed_size=max_uncompressed_size,
+        processors=processors,
     )
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

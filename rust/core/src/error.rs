@@ -76,6 +76,21 @@ pub enum EntryError {
         offset: usize,
         reason: String,
     },
+    #[error("Kafka record batch {batch} at entry offset {offset}: {reason}")]
+    Kafka {
+        batch: usize,
+        offset: usize,
+        reason: String,
+    },
+    #[error("processor `{processor}` failed: {reason}")]
+    Processor { processor: String, reason: String },
+    #[error(
+        "no processor takes this entry (processors: {processors}; entry properties: {properties})"
+    )]
+    NoProcessor {
+        processors: String,
+        properties: String,
+    },
     #[error("invalid input: {0}")]
     Input(String),
     #[error("cannot encode: {0}")]

@@ -9,10 +9,15 @@
 //! - [`batch`]: the batch payload scan, compacted shapes included;
 //! - [`decode`]: entries → Arrow message rows;
 //! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
-//! - [`entry_metadata`]: entries → Arrow, one row of metadata per entry.
+//! - [`entry_metadata`]: entries → Arrow, one row of metadata per entry;
+//! - [`processor`]: payload processors (PIP-96) that turn payloads into messages;
+//! - [`kafka`]: KoP `entry.format=kafka` entries (Kafka RecordBatch v2);
+//! - [`broker`]: broker entry metadata (PIP-70) as the interceptors write it;
+//! - [`seek`]: seek by broker time and by continuous offset.
 
 mod arrow_types;
 pub mod batch;
+pub mod broker;
 pub mod compression;
 pub mod crc;
 pub mod decode;
@@ -20,7 +25,10 @@ pub mod encode;
 pub mod entry_metadata;
 pub mod error;
 pub mod frame;
+pub mod kafka;
 pub mod metadata;
+pub mod processor;
+pub mod seek;
 mod wire;
 
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.
@@ -33,3 +41,4 @@ pub use decode::{message_schema, DecodeOptions, Decoder, EntryId};
 pub use encode::{encode_entry, EncodeOptions, Key, MessageInput};
 pub use error::{EntryError, Result};
 pub use frame::EntryView;
+pub use processor::{PayloadProcessor, Processors};

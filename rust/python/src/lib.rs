@@ -8,10 +8,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use pulsar_entries_core::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 use pulsar_entries_core::decode::MAX_UNCOMPRESSED_SIZE_CAP;
+use pulsar_entries_core::metadata::MessageMetadataView;
 use pulsar_entries_core::{
     encode_entry as core_encode, message_schema, Codec, DecodeOptions, Decoder, EncodeOptions,
     EntryError, EntryView, Key, MessageInput,
 };
+
+mod broker;
+mod kafka;
+mod processors;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
@@ -26,7 +31,7 @@ pyo3::create_exception!(
     "An entry's bytes are not a valid Pulsar stored entry."
 );
 
-fn format_error(e: EntryError) -> PyErr {
+pub(crate) fn format_error(e: EntryError) -> PyErr {
     EntryFormatError::new_err(e.to_string())
 }
 
@@ -50,18 +55,21 @@ fn decode_options(
 /// Decodes entries (an Arrow table, record batch or stream) into a
 /// `pyarrow.Table` of messages.
 #[pyfunction]
-#[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, processors=None))]
 fn decode<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
     verify_checksum: bool,
     keep_markers: bool,
     max_uncompressed_size: usize,
+    processors: Option<Vec<Bound<'py, PyAny>>>,
 ) -> PyArrowResult<Bound<'py, PyAny>> {
     let opts = decode_options(verify_checksum, keep_markers, max_uncompressed_size)?;
+    let processors = processors::processors_from(processors)?;
     let reader = entries.into_reader()?;
+    // Python processors take the GIL back only for the entries they decode.
     let batches = py.detach(move || -> Result<_, String> {
-        let mut decoder = Decoder::new(opts);
+        let mut decoder = Decoder::with_processors(opts, processors);
         for batch in reader {
             let batch = batch.map_err(|e| e.to_string())?;
             decoder
@@ -72,6 +80,20 @@ fn decode<'py>(
     });
     let batches = batches.map_err(PyValueError::new_err)?;
     Ok(PyTable::try_new(batches, message_schema())?.into_pyarrow(py)?)
+}
+
+/// Milliseconds from an int, or from anything with `.timestamp()` (datetime).
+pub(crate) fn millis(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if let Ok(v) = obj.extract::<i64>() {
+        return Ok(v);
+    }
+    if obj.hasattr("timestamp")? {
+        let secs: f64 = obj.call_method0("timestamp")?.extract()?;
+        return Ok((secs * 1000.0).round() as i64);
+    }
+    Err(PyTypeError::new_err(
+        "expected an int (milliseconds) or a datetime",
+    ))
 }
 
 fn set_opt<'py, T: IntoPyObject<'py>>(
@@ -92,32 +114,11 @@ fn pairs<'py, 'a>(
     PyList::new(py, it.map(|(k, v)| (k, v)))
 }
 
-/// Every piece of one entry, for inspection; metadata keeps field presence.
-#[pyfunction]
-fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
-    let entry = EntryView::parse(data, false).map_err(format_error)?;
-    let md = &entry.metadata;
-    let out = PyDict::new(py);
-    match entry.broker_entry_metadata {
-        Some(b) => {
-            let d = PyDict::new(py);
-            d.set_item("broker_timestamp", b.broker_timestamp)?;
-            d.set_item("index", b.index)?;
-            out.set_item("broker_entry_metadata", d)?;
-        }
-        None => out.set_item("broker_entry_metadata", py.None())?,
-    }
-    match entry.checksum {
-        Some(stored) => {
-            let computed = entry.computed_checksum();
-            let d = PyDict::new(py);
-            d.set_item("stored", stored)?;
-            d.set_item("computed", computed)?;
-            d.set_item("valid", stored == computed)?;
-            out.set_item("checksum", d)?;
-        }
-        None => out.set_item("checksum", py.None())?,
-    }
+/// MessageMetadata as a dict of its present fields (bytes as `bytes`).
+pub(crate) fn metadata_dict<'py>(
+    py: Python<'py>,
+    md: &MessageMetadataView<'_>,
+) -> PyResult<Bound<'py, PyDict>> {
     let m = PyDict::new(py);
     m.set_item("producer_name", md.producer_name)?;
     m.set_item("sequence_id", md.sequence_id)?;
@@ -189,6 +190,36 @@ fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>
         )?;
     }
     set_opt(&m, "schema_id", md.schema_id.map(|b| PyBytes::new(py, b)))?;
+    Ok(m)
+}
+
+/// Every piece of one entry, for inspection; metadata keeps field presence.
+#[pyfunction]
+fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+    let entry = EntryView::parse(data, false).map_err(format_error)?;
+    let md = &entry.metadata;
+    let out = PyDict::new(py);
+    match entry.broker_entry_metadata {
+        Some(b) => {
+            let d = PyDict::new(py);
+            d.set_item("broker_timestamp", b.broker_timestamp)?;
+            d.set_item("index", b.index)?;
+            out.set_item("broker_entry_metadata", d)?;
+        }
+        None => out.set_item("broker_entry_metadata", py.None())?,
+    }
+    match entry.checksum {
+        Some(stored) => {
+            let computed = entry.computed_checksum();
+            let d = PyDict::new(py);
+            d.set_item("stored", stored)?;
+            d.set_item("computed", computed)?;
+            d.set_item("valid", stored == computed)?;
+            out.set_item("checksum", d)?;
+        }
+        None => out.set_item("checksum", py.None())?,
+    }
+    let m = metadata_dict(py, md)?;
     out.set_item("metadata", m)?;
     out.set_item(
         "metadata_size",
@@ -255,7 +286,7 @@ fn string_pairs(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
         .collect()
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -337,5 +368,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_entry, m)?)?;
     m.add_function(wrap_pyfunction!(encode_entry, m)?)?;
     m.add_function(wrap_pyfunction!(entry_metadata, m)?)?;
+    m.add_class::<processors::BuiltinProcessor>()?;
+    m.add_class::<processors::PyEntryContext>()?;
+    broker::register(m)?;
+    kafka::register(m)?;
     Ok(())
 }

@@ -20,6 +20,8 @@ import java.util.Objects;
  * <pre>
  *   generate   print a JSON array of test cases built and re-parsed by Pulsar's own code
  *   parse      read a JSON array of entry hex strings from stdin, print Pulsar's view of each
+ *   stamp      read {"start_index", "timestamp", "index", "entries": [hex]} from stdin, print each
+ *              entry as a broker with Pulsar's entry-metadata interceptors stores it
  * </pre>
  *
  * stdout carries only JSON; logs and diagnostics go to stderr.
@@ -41,8 +43,10 @@ public final class Harness {
         switch (cmd) {
             case "generate" -> generate(System.out);
             case "parse" -> parse(System.in.readAllBytes(), System.out);
+            case "stamp" -> printArray(System.out,
+                    Stamper.stamp(MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8))));
             default -> {
-                System.err.println("usage: Harness generate | parse  (parse reads a JSON array of hex strings on stdin)");
+                System.err.println("usage: Harness generate | parse | stamp  (parse and stamp read JSON on stdin)");
                 System.exit(2);
             }
         }

@@ -1,0 +1,69 @@
+"""Kafka RecordBatch v2 and Kafka-on-Pulsar entries.
+
+KoP (``entryFormat=kafka``) stores the Kafka record batches a producer sent in a
+Pulsar entry with property ``entry.format=kafka``, no checksum, and
+``num_messages_in_batch`` = the offset span of its batches. These writers build such
+entries (for tests, sample topics and benchmarks); ``pulsar_entries.decode`` reads
+them with the built-in ``KAFKA`` processor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Optional
+
+from ._native import encode_kafka_batch, encode_kafka_control_batch, encode_kop_entry
+
+if TYPE_CHECKING:
+    from ._native import KafkaRecordDict
+
+#: Kafka codecs a record batch may use.
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def record_batch(
+    records: Sequence[KafkaRecordDict],
+    *,
+    base_offset: int = 0,
+    compression: str = "none",
+    base_timestamp: Optional[int] = None,
+    log_append_time: bool = False,
+    transactional: bool = False,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+) -> bytes:
+    """One Kafka RecordBatch v2 (magic 2), compressed as Kafka frames each codec."""
+    return encode_kafka_batch(
+        records,
+        base_offset=base_offset,
+        compression=compression,
+        base_timestamp=base_timestamp,
+        log_append_time=log_append_time,
+        transactional=transactional,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+    )
+
+
+def control_batch(
+    commit: bool,
+    *,
+    producer_id: int,
+    producer_epoch: int = 0,
+    base_offset: int = 0,
+    timestamp: Optional[int] = None,
+) -> bytes:
+    """An end-transaction marker batch: COMMIT (``commit=True``) or ABORT."""
+    return encode_kafka_control_batch(
+        commit, producer_id=producer_id, producer_epoch=producer_epoch, base_offset=base_offset, timestamp=timestamp
+    )
+
+
+def kop_entry(batches: Sequence[bytes], *, publish_time: Optional[int] = None) -> bytes:
+    """A stored entry holding ``batches`` as KoP's ``kafka`` entry format writes it."""
+    return encode_kop_entry(list(batches), publish_time=publish_time)
+
+
+__all__ = ["CODECS", "control_batch", "kop_entry", "record_batch"]

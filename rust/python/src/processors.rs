@@ -1,0 +1,562 @@
+//! Payload processors from Python: the built-in processor handles, the
+//! context a Python processor receives, and the bridge that runs a Python
+//! `process(payload, context)` inside the Rust decode loop.
+//!
+//! `decode` runs with the GIL released; the bridge takes it back only for an
+//! entry a Python processor was selected for, converts the returned message
+//! dicts into owned Rust values, and releases it again before the rows are
+//! appended. Selection uses each processor's `entry_property`, read once when
+//! `decode` starts, so choosing a processor never needs the GIL.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use pulsar_entries_core::batch::BatchRecord;
+use pulsar_entries_core::kafka::KafkaProcessor;
+use pulsar_entries_core::metadata::{MessageMetadataView, SingleMessageMetadataView};
+use pulsar_entries_core::processor::{
+    batch_message, pulsar_messages, single_message, EntryContext, Message, MessageProperties,
+    PayloadProcessor, Processors, PulsarProcessor, Selector, Sink, TimestampType,
+};
+use pulsar_entries_core::EntryError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+
+use crate::{format_error, metadata_dict, millis};
+
+const BUILTINS: [&str; 2] = [KafkaProcessor::NAME, PulsarProcessor::NAME];
+
+/// A built-in processor (run in Rust): `pulsar_entries.processors.KAFKA`
+/// or `PULSAR`. Picklable, so it can travel to Spark executors.
+#[pyclass(
+    frozen,
+    eq,
+    hash,
+    module = "pulsar_entries._native",
+    name = "BuiltinProcessor"
+)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct BuiltinProcessor {
+    #[pyo3(get)]
+    name: String,
+}
+
+#[pymethods]
+impl BuiltinProcessor {
+    #[new]
+    fn new(name: &str) -> PyResult<Self> {
+        if !BUILTINS.contains(&name) {
+            return Err(PyValueError::new_err(format!(
+                "unknown built-in processor {name:?}; expected one of {BUILTINS:?}"
+            )));
+        }
+        Ok(BuiltinProcessor { name: name.into() })
+    }
+
+    /// The entry property the processor selects on (None: every entry).
+    #[getter]
+    fn entry_property(&self) -> Option<(&'static str, Option<&'static str>)> {
+        (self.name == KafkaProcessor::NAME)
+            .then_some((pulsar_entries_core::kafka::ENTRY_FORMAT_KEY, Some("kafka")))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("BuiltinProcessor({:?})", self.name)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyType>, (String,))> {
+        Ok((slf.get_type(), (slf.get().name.clone(),)))
+    }
+}
+
+fn builtin(name: &str) -> PyResult<Arc<dyn PayloadProcessor>> {
+    Ok(match name {
+        KafkaProcessor::NAME => Arc::new(KafkaProcessor::new()),
+        PulsarProcessor::NAME => Arc::new(PulsarProcessor::new()),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown built-in processor {name:?}; expected one of {BUILTINS:?}"
+            )))
+        }
+    })
+}
+
+fn selector_of(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Selector> {
+    let Ok(prop) = obj.getattr("entry_property") else {
+        return Ok(Selector::Any);
+    };
+    if prop.is_none() {
+        return Ok(Selector::Any);
+    }
+    let bad = || {
+        PyTypeError::new_err(format!(
+            "processor {name:?}: entry_property must be None or a (key, value) pair of str (value may be None)"
+        ))
+    };
+    let (key, value): (String, Option<String>) = prop.extract().map_err(|_| bad())?;
+    Ok(Selector::Property { key, value })
+}
+
+/// The processor list from `decode(processors=...)`.
+pub fn processors_from(list: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<Processors> {
+    let Some(list) = list else {
+        return Ok(Processors::default());
+    };
+    if list.is_empty() {
+        return Err(PyValueError::new_err(
+            "processors must name at least one processor (the default is [KAFKA, PULSAR])",
+        ));
+    }
+    let mut out: Vec<Arc<dyn PayloadProcessor>> = Vec::with_capacity(list.len());
+    for (i, obj) in list.iter().enumerate() {
+        if let Ok(b) = obj.cast::<BuiltinProcessor>() {
+            out.push(builtin(&b.get().name)?);
+        } else if let Ok(s) = obj.cast::<PyString>() {
+            out.push(builtin(&s.to_cow()?)?);
+        } else if obj.getattr("process").is_ok_and(|p| p.is_callable()) {
+            let name = match obj.getattr("name") {
+                Ok(n) if !n.is_none() => n.extract::<String>().map_err(|_| {
+                    PyTypeError::new_err(format!("processors[{i}].name must be a str"))
+                })?,
+                _ => obj.get_type().name()?.to_string(),
+            };
+            let selector = selector_of(obj, &name)?;
+            out.push(Arc::new(PyProcessor {
+                name,
+                selector,
+                obj: obj.clone().unbind(),
+            }));
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "processors[{i}] must be a built-in processor (KAFKA, PULSAR, or its name) or an object with a process(payload, context) method"
+            )));
+        }
+    }
+    Ok(Processors::new(out))
+}
+
+/// What a Python processor's message dict holds, owned.
+#[derive(Default)]
+struct OwnedMessage {
+    batch_index: Option<i32>,
+    sequence_id: Option<i64>,
+    event_time: Option<i64>,
+    timestamp_type: Option<TimestampType>,
+    key: Option<String>,
+    key_b64_encoded: bool,
+    ordering_key: Option<Vec<u8>>,
+    properties: Vec<(String, Option<String>)>,
+    headers: Option<Vec<(String, Option<Vec<u8>>)>>,
+    value: Option<Vec<u8>>,
+    compacted_out: bool,
+    offset: Option<i64>,
+}
+
+fn bytes_like(v: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
+    if let Ok(b) = v.cast::<PyBytes>() {
+        Some(b.as_bytes().to_vec())
+    } else if let Ok(b) = v.cast::<PyByteArray>() {
+        Some(b.to_vec())
+    } else if let Ok(s) = v.cast::<PyString>() {
+        s.to_cow().ok().map(|s| s.as_bytes().to_vec())
+    } else if v.hasattr("tobytes").unwrap_or(false) {
+        v.call_method0("tobytes").ok()?.extract::<Vec<u8>>().ok()
+    } else {
+        None
+    }
+}
+
+fn owned_message(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<OwnedMessage> {
+    let dict = obj.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "message {index} is a {}, not a dict",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    let mut m = OwnedMessage::default();
+    let mut key_b64: Option<bool> = None;
+    for (k, v) in dict.iter() {
+        let name: String = k
+            .extract()
+            .map_err(|_| PyTypeError::new_err(format!("message {index}: keys must be str")))?;
+        let bad =
+            |what: &str| PyTypeError::new_err(format!("message {index}[{name:?}] must be {what}"));
+        match name.as_str() {
+            "value" => {
+                m.value = if v.is_none() {
+                    None
+                } else {
+                    Some(bytes_like(&v).ok_or_else(|| bad("bytes, str or None"))?)
+                }
+            }
+            "key" => {
+                if v.is_none() {
+                    m.key = None;
+                } else if let Ok(s) = v.cast::<PyString>() {
+                    m.key = Some(s.to_cow()?.into_owned());
+                } else if let Ok(b) = v.cast::<PyBytes>() {
+                    use base64::Engine as _;
+                    m.key = Some(base64::engine::general_purpose::STANDARD.encode(b.as_bytes()));
+                    key_b64 = Some(key_b64.unwrap_or(true));
+                } else {
+                    return Err(bad("str, bytes or None"));
+                }
+            }
+            "key_b64_encoded" => {
+                key_b64 = Some(v.extract::<Option<bool>>().map_err(|_| bad("a bool"))?.unwrap_or(false))
+            }
+            "ordering_key" => {
+                m.ordering_key = if v.is_none() {
+                    None
+                } else {
+                    Some(bytes_like(&v).ok_or_else(|| bad("bytes or None"))?)
+                }
+            }
+            "properties" => {
+                if !v.is_none() {
+                    let d = v.cast::<PyDict>().map_err(|_| bad("a dict of str to str"))?;
+                    for (pk, pv) in d.iter() {
+                        m.properties.push((
+                            pk.extract().map_err(|_| bad("a dict of str to str"))?,
+                            pv.extract().map_err(|_| bad("a dict of str to str"))?,
+                        ));
+                    }
+                }
+            }
+            "headers" => {
+                if !v.is_none() {
+                    let mut hs = Vec::new();
+                    for item in v.try_iter().map_err(|_| bad("a list of (str, bytes or None) pairs"))? {
+                        let item = item?;
+                        let pair = item
+                            .cast::<PyTuple>()
+                            .ok()
+                            .filter(|t| t.len() == 2)
+                            .ok_or_else(|| bad("a list of (str, bytes or None) pairs"))?;
+                        let hk: String = pair
+                            .get_item(0)?
+                            .extract()
+                            .map_err(|_| bad("a list of (str, bytes or None) pairs"))?;
+                        let hv = pair.get_item(1)?;
+                        let hv = if hv.is_none() {
+                            None
+                        } else {
+                            Some(bytes_like(&hv).ok_or_else(|| bad("a list of (str, bytes or None) pairs"))?)
+                        };
+                        hs.push((hk, hv));
+                    }
+                    m.headers = Some(hs);
+                }
+            }
+            "event_time" => m.event_time = if v.is_none() { None } else { Some(millis(&v).map_err(|_| bad("an int (ms), a datetime or None"))?) },
+            "timestamp_type" => {
+                m.timestamp_type = match v.extract::<Option<String>>().map_err(|_| bad("a str or None"))? {
+                    None => None,
+                    Some(s) => Some(
+                        TimestampType::parse(&s).ok_or_else(|| bad("'create_time', 'log_append_time' or None"))?,
+                    ),
+                }
+            }
+            "sequence_id" => m.sequence_id = v.extract().map_err(|_| bad("an int or None"))?,
+            "batch_index" => m.batch_index = v.extract().map_err(|_| bad("an int or None"))?,
+            "offset" => m.offset = v.extract().map_err(|_| bad("an int or None"))?,
+            "compacted_out" => {
+                m.compacted_out = v.extract::<Option<bool>>().map_err(|_| bad("a bool"))?.unwrap_or(false)
+            }
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "message {index} has unknown key {name:?}; expected value, key, key_b64_encoded, ordering_key, properties, headers, event_time, timestamp_type, sequence_id, batch_index, offset, compacted_out"
+                )))
+            }
+        }
+    }
+    m.key_b64_encoded = key_b64.unwrap_or(false);
+    Ok(m)
+}
+
+/// A payload processor written in Python.
+struct PyProcessor {
+    name: String,
+    selector: Selector,
+    obj: Py<PyAny>,
+}
+
+fn python_error(py: Python<'_>, e: PyErr) -> String {
+    let kind = e
+        .get_type(py)
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "Exception".into());
+    let text = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+    if text.is_empty() {
+        kind
+    } else {
+        format!("{kind}: {text}")
+    }
+}
+
+impl PayloadProcessor for PyProcessor {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn selector(&self) -> &Selector {
+        &self.selector
+    }
+
+    fn process(
+        &self,
+        ctx: &EntryContext<'_>,
+        payload: &[u8],
+        sink: Sink<'_>,
+    ) -> Result<(), EntryError> {
+        let owned = Python::attach(|py| -> Result<Vec<OwnedMessage>, String> {
+            let run = || -> PyResult<Vec<OwnedMessage>> {
+                let context = Py::new(py, PyEntryContext::new(ctx))?;
+                let result = self
+                    .obj
+                    .bind(py)
+                    .call_method1("process", (PyBytes::new(py, payload), context))?;
+                if result.is_none() {
+                    return Err(PyTypeError::new_err(
+                        "process() returned None; return an iterable of message dicts ([] for none)",
+                    ));
+                }
+                let mut out = Vec::new();
+                for (i, item) in result.try_iter()?.enumerate() {
+                    out.push(owned_message(&item?, i)?);
+                }
+                Ok(out)
+            };
+            run().map_err(|e| python_error(py, e))
+        })
+        .map_err(|reason| EntryError::Processor {
+            processor: self.name.clone(),
+            reason,
+        })?;
+        let single = owned.len() == 1 && !ctx.entry.metadata.is_batch();
+        let messages: Vec<Message<'_>> = owned
+            .iter()
+            .enumerate()
+            .map(|(i, o)| Message {
+                batch_index: Some(o.batch_index.unwrap_or(if single { -1 } else { i as i32 })),
+                sequence_id: o
+                    .sequence_id
+                    .or(Some(ctx.entry.metadata.sequence_id as i64)),
+                event_time: o.event_time,
+                timestamp_type: o.timestamp_type,
+                key: o.key.as_deref().map(Cow::Borrowed),
+                key_b64_encoded: o.key_b64_encoded,
+                ordering_key: o.ordering_key.as_deref(),
+                properties: MessageProperties::Pairs(
+                    o.properties
+                        .iter()
+                        .map(|(k, v)| (Cow::Borrowed(k.as_str()), v.as_deref().map(Cow::Borrowed)))
+                        .collect(),
+                ),
+                headers: o.headers.as_ref().map(|hs| {
+                    hs.iter()
+                        .map(|(k, v)| (Cow::Borrowed(k.as_str()), v.as_deref()))
+                        .collect()
+                }),
+                value: o.value.as_deref(),
+                compacted_out: o.compacted_out,
+                offset: o.offset,
+                ..Default::default()
+            })
+            .collect();
+        sink.emit(&messages);
+        Ok(())
+    }
+}
+
+/// What a Python processor learns about the entry (PIP-96's
+/// `MessagePayloadContext`), with helpers that produce message dicts.
+#[pyclass(frozen, module = "pulsar_entries._native", name = "EntryContext")]
+pub struct PyEntryContext {
+    #[pyo3(get)]
+    ledger_id: i64,
+    #[pyo3(get)]
+    entry_id: i64,
+    #[pyo3(get)]
+    partition: i32,
+    #[pyo3(get)]
+    broker_timestamp: Option<u64>,
+    #[pyo3(get)]
+    broker_index: Option<u64>,
+    #[pyo3(get)]
+    base_offset: Option<i64>,
+    metadata_raw: Vec<u8>,
+    metadata_offset: usize,
+}
+
+impl PyEntryContext {
+    fn new(ctx: &EntryContext<'_>) -> Self {
+        let e = ctx.entry;
+        let bem = e.broker_entry_metadata;
+        PyEntryContext {
+            ledger_id: ctx.id.ledger_id,
+            entry_id: ctx.id.entry_id,
+            partition: ctx.id.partition,
+            broker_timestamp: bem.and_then(|b| b.broker_timestamp),
+            broker_index: bem.and_then(|b| b.index),
+            base_offset: ctx.base_offset(),
+            metadata_raw: e.metadata.raw.to_vec(),
+            metadata_offset: e.metadata_offset,
+        }
+    }
+
+    fn md(&self) -> PyResult<MessageMetadataView<'_>> {
+        MessageMetadataView::parse(&self.metadata_raw, self.metadata_offset).map_err(format_error)
+    }
+}
+
+pub fn message_dict<'py>(py: Python<'py>, m: &Message<'_>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("batch_index", m.batch_index)?;
+    d.set_item("value", m.value.map(|v| PyBytes::new(py, v)))?;
+    d.set_item("key", m.key.as_deref())?;
+    d.set_item("key_b64_encoded", m.key_b64_encoded)?;
+    d.set_item("ordering_key", m.ordering_key.map(|v| PyBytes::new(py, v)))?;
+    let props = PyDict::new(py);
+    match &m.properties {
+        MessageProperties::Pulsar(p) => {
+            for (k, v) in p.iter() {
+                props.set_item(k, v)?;
+            }
+        }
+        MessageProperties::Pairs(pairs) => {
+            for (k, v) in pairs {
+                props.set_item(k.as_ref(), v.as_deref())?;
+            }
+        }
+    }
+    d.set_item("properties", props)?;
+    d.set_item("event_time", m.event_time)?;
+    d.set_item("sequence_id", m.sequence_id)?;
+    d.set_item("compacted_out", m.compacted_out)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl PyEntryContext {
+    /// The entry's MessageMetadata, present fields only (as `parse_entry`).
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        metadata_dict(py, &self.md()?)
+    }
+
+    /// Entry-level properties (MessageMetadata.properties).
+    #[getter]
+    fn properties<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in self.md()?.properties.iter() {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// One entry property, or None (PIP-96 `getProperty`).
+    fn get_property(&self, key: &str) -> PyResult<Option<String>> {
+        Ok(self
+            .md()?
+            .properties
+            .iter()
+            .find_map(|(k, v)| (k == key).then(|| v.to_owned())))
+    }
+
+    /// Whether `num_messages_in_batch` is present (batch framing).
+    #[getter]
+    fn is_batch(&self) -> PyResult<bool> {
+        Ok(self.md()?.is_batch())
+    }
+
+    /// `num_messages_in_batch`, else 1.
+    #[getter]
+    fn num_messages(&self) -> PyResult<i32> {
+        Ok(self.md()?.num_messages())
+    }
+
+    #[getter]
+    fn publish_time(&self) -> PyResult<u64> {
+        Ok(self.md()?.publish_time)
+    }
+
+    #[getter]
+    fn producer_name(&self) -> PyResult<String> {
+        Ok(self.md()?.producer_name.to_owned())
+    }
+
+    /// The whole payload as one message with the entry's key, properties
+    /// and times (PIP-96 `asSingleMessage`).
+    fn single_message<'py>(&self, py: Python<'py>, payload: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+        message_dict(py, &single_message(&self.md()?, payload))
+    }
+
+    /// Pulsar's own split of the payload (what the `DEFAULT` processor does):
+    /// batch records, or the single message.
+    fn pulsar_messages<'py>(
+        &self,
+        py: Python<'py>,
+        payload: &[u8],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let md = self.md()?;
+        let messages = pulsar_messages(&md, payload).map_err(format_error)?;
+        let items = messages
+            .iter()
+            .map(|m| message_dict(py, m))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// A message from `[u32 size][SingleMessageMetadata][value]` bytes at
+    /// batch index `index` (PIP-96 `getMessageAt` with metadata): the
+    /// record's fields override the entry's.
+    fn message_at<'py>(
+        &self,
+        py: Python<'py>,
+        index: i32,
+        record: &[u8],
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let md = self.md()?;
+        let size = record
+            .get(..4)
+            .map(|b| u32::from_be_bytes(b.try_into().unwrap()) as usize)
+            .ok_or_else(|| PyValueError::new_err("record is shorter than its 4-byte size word"))?;
+        let smm_bytes = record.get(4..4usize.saturating_add(size)).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "SingleMessageMetadata size {size} exceeds the {} bytes left",
+                record.len() - 4
+            ))
+        })?;
+        let smm = SingleMessageMetadataView::parse(smm_bytes, 4).map_err(format_error)?;
+        let rest = &record[4 + size..];
+        let n = usize::try_from(smm.payload_size)
+            .ok()
+            .filter(|&n| n <= rest.len())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "payload_size {} does not fit the {} bytes left",
+                    smm.payload_size,
+                    rest.len()
+                ))
+            })?;
+        let r = BatchRecord {
+            index,
+            metadata: smm,
+            payload: &rest[..n],
+        };
+        message_dict(py, &batch_message(&md, &r))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "EntryContext(ledger_id={}, entry_id={}, partition={})",
+            self.ledger_id, self.entry_id, self.partition
+        )
+    }
+}

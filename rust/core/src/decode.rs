@@ -92,6 +92,7 @@ pub fn message_schema() -> SchemaRef {
                 f("compacted_out", DataType::Boolean),
                 f("schema_version", DataType::Binary),
                 f("compression", DataType::Utf8),
+                f("uncompressed_size", DataType::Int64),
                 f("encrypted", DataType::Boolean),
                 f("broker_timestamp", timestamp_type()),
                 f("broker_index", DataType::Int64),
@@ -190,6 +191,7 @@ struct Columns {
     compacted_out: BooleanBuilder,
     schema_version: BinaryBuilder,
     compression: StringBuilder,
+    uncompressed_size: Int64Builder,
     encrypted: BooleanBuilder,
     broker_timestamp: TimestampMillisecondBuilder,
     broker_index: Int64Builder,
@@ -235,6 +237,7 @@ impl Columns {
             compacted_out: BooleanBuilder::new(),
             schema_version: BinaryBuilder::new(),
             compression: StringBuilder::new(),
+            uncompressed_size: Int64Builder::new(),
             encrypted: BooleanBuilder::new(),
             broker_timestamp: ts(),
             broker_index: Int64Builder::new(),
@@ -275,6 +278,8 @@ impl Columns {
                 Codec::from_proto(m.compression.unwrap_or(0)).map_or("unknown", Codec::name)
             }),
         );
+        self.uncompressed_size
+            .append_option(md.and_then(|m| m.uncompressed_size).map(i64::from));
         self.encrypted.append_option(md.map(|m| m.is_encrypted()));
         self.broker_timestamp
             .append_option(bem.and_then(|b| b.broker_timestamp).map(|t| t as i64));
@@ -359,6 +364,7 @@ impl Columns {
             Arc::new(self.compacted_out.finish()),
             Arc::new(self.schema_version.finish()),
             Arc::new(self.compression.finish()),
+            Arc::new(self.uncompressed_size.finish()),
             Arc::new(self.encrypted.finish()),
             Arc::new(self.broker_timestamp.finish()),
             Arc::new(self.broker_index.finish()),

@@ -8,7 +8,9 @@
 //! - [`compression`]: the five codecs in Pulsar's stored forms;
 //! - [`batch`]: the batch payload scan, compacted shapes included;
 //! - [`decode`]: entries → Arrow message rows;
-//! - [`encode`]: messages → entries, as Pulsar's Java producer writes them.
+//! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
+//! - [`message_id`]: message ids and chunk message ids, Java's bytes and order;
+//! - [`chunks`]: chunked-message reassembly over decoded rows.
 
 pub mod batch;
 pub mod compression;
@@ -17,6 +19,7 @@ pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod frame;
+pub mod message_id;
 pub mod metadata;
 mod wire;
 
@@ -27,6 +30,7 @@ pub mod proto {
 
 pub use compression::{Codec, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 pub use decode::{message_schema, DecodeOptions, Decoder, EntryId};
-pub use encode::{encode_entry, EncodeOptions, Key, MessageInput};
+pub use encode::{encode_chunked, encode_entry, EncodeOptions, Key, MessageInput};
 pub use error::{EntryError, Result};
 pub use frame::EntryView;
+pub use message_id::{AnyMessageId, ChunkMessageId, MessageId};

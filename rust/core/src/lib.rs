@@ -13,6 +13,7 @@
 //! - [`chunks`]: chunked-message reassembly over decoded rows.
 
 pub mod batch;
+pub mod chunks;
 pub mod compression;
 pub mod crc;
 pub mod decode;

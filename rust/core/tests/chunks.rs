@@ -593,6 +593,67 @@ fn sizes_are_bounded_before_allocating_and_bad_payloads_are_errors() {
 }
 
 #[test]
+fn message_ids_in_both_forms_for_decoded_and_reassembled_rows() {
+    use pulsar_entries_core::message_id::message_id_arrays;
+    use pulsar_entries_core::AnyMessageId;
+    let c = chunks(&payload(3_000, 11), "p", 0, Codec::None, 1_000);
+    let batch_entry = Entry {
+        data: encode_entry(
+            &[MessageInput::default(), MessageInput::default()],
+            &opts("b", 0, Codec::None, T0),
+        )
+        .unwrap(),
+    };
+    let orphan = chunks(&payload(2_000, 12), "q", 0, Codec::None, 1_000);
+    let topic = vec![
+        c[0].clone(),
+        batch_entry,
+        c[1].clone(),
+        c[2].clone(),
+        orphan[1].clone(),
+    ];
+    let decoded = decode(&topic);
+    let (_, text) = message_id_arrays(&decoded).unwrap();
+    let text: Vec<_> = text.iter().map(|t| t.map(str::to_owned)).collect();
+    assert_eq!(
+        text,
+        [
+            "10:0:-1",
+            "10:1:-1:0",
+            "10:1:-1:1",
+            "10:2:-1",
+            "10:3:-1",
+            "10:4:-1"
+        ]
+        .map(|s| Some(s.to_owned()))
+    );
+    let out = reassemble(&[decoded], ReassemblyOptions::default()).unwrap();
+    let mut ids = Vec::new();
+    for b in &out {
+        let (bytes, text) = message_id_arrays(b).unwrap();
+        for i in 0..b.num_rows() {
+            let parsed = bytes.is_valid(i).then(|| {
+                AnyMessageId::deserialize(bytes.value(i))
+                    .unwrap()
+                    .to_string()
+            });
+            assert_eq!(parsed.as_deref(), text.is_valid(i).then(|| text.value(i)));
+            ids.push(parsed);
+        }
+    }
+    assert_eq!(
+        ids,
+        [
+            Some("10:1:-1:0"),
+            Some("10:1:-1:1"),
+            Some("10:0:-1;10:3:-1"),
+            None
+        ]
+        .map(|s| s.map(str::to_owned))
+    );
+}
+
+#[test]
 fn partitioned_reassembly_needs_decode_columns() {
     let plain = RecordBatch::try_new(
         Arc::new(Schema::new(vec![Field::new(

@@ -9,20 +9,37 @@ from __future__ import annotations
 
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    ChunkMessageId,
     EntryFormatError,
+    MessageId,
     __version__,
     decode,
+    encode_chunked,
     encode_entry,
     parse_entry,
+    reassemble_chunks,
+    seek_position,
+    set_broker_entry_metadata,
+    with_message_ids,
 )
 from .entries import entries_table
+from .message_ids import message_ids, seek
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "ChunkMessageId",
     "EntryFormatError",
+    "MessageId",
     "__version__",
     "decode",
+    "encode_chunked",
     "encode_entry",
     "entries_table",
+    "message_ids",
     "parse_entry",
+    "reassemble_chunks",
+    "seek",
+    "seek_position",
+    "set_broker_entry_metadata",
+    "with_message_ids",
 ]

@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from . import __version__, decode
+from . import __version__, decode, reassemble_chunks, with_message_ids
 from .sample import generate_topic
 from .summary import summarize
 
@@ -69,25 +71,65 @@ def cmd_demo(args: argparse.Namespace) -> None:
     print(f"== generate: a sample topic of {args.entries:,} entries in {out}")
     topic = generate_topic(args.entries, seed=args.seed)
     pq.write_table(topic.entries, out / "entries.parquet")
-    print(f"   {topic.messages:,} messages, {topic.marker_entries} markers, {topic.corrupt_entries} corrupt entries")
+    print(
+        f"   {topic.messages:,} messages ({topic.chunked_messages} of them chunked, in {topic.chunk_entries} chunk entries), "
+        f"{topic.marker_entries} markers, {topic.corrupt_entries} corrupt entries"
+    )
     print("== decode")
     started = time.perf_counter()
-    messages = decode(topic.entries)
+    rows = decode(topic.entries)
+    took = time.perf_counter() - started
+    decoded = rows["error"].null_count
+    error_rows = rows.num_rows - decoded
+    rate = decoded / took if took else float("inf")
+    print(f"   {decoded:,} rows in {took * 1000:.0f} ms ({rate:,.0f} rows/s)")
+    # Decode gives a row per message, per chunk entry, and per corrupt entry.
+    expected = topic.messages - topic.chunked_messages - topic.corrupt_messages + topic.chunk_entries
+    if decoded != expected or error_rows != topic.corrupt_entries:
+        raise CliError(
+            f"counts do not reconcile: {decoded} rows decoded != {expected} expected "
+            f"(messages - chunked messages - messages in corrupt entries + chunk entries), "
+            f"or {error_rows} error rows != {topic.corrupt_entries} corrupt entries"
+        )
+    print(
+        f"   reconciled: {decoded:,} rows = {topic.messages - topic.chunked_messages - topic.corrupt_messages:,} messages "
+        f"+ {topic.chunk_entries} chunk entries; {topic.corrupt_messages:,} messages in {error_rows} corrupt entries"
+    )
+    print("== reassemble chunks")
+    started = time.perf_counter()
+    messages = reassemble_chunks(rows)
     took = time.perf_counter() - started
     pq.write_table(messages, out / "messages.parquet")
-    decoded = messages["error"].null_count
-    error_rows = messages.num_rows - decoded
-    rate = topic.messages / took if took else float("inf")
-    print(f"   {decoded:,} messages in {took * 1000:.0f} ms ({rate:,.0f} messages/s) -> {out / 'messages.parquet'}")
-    # Every message is either decoded or inside a corrupt entry, reported as one error row.
-    if decoded != topic.messages - topic.corrupt_messages or error_rows != topic.corrupt_entries:
+    chunked = messages.filter(pc.is_valid(messages["status"]))
+    statuses = Counter(chunked["status"].to_pylist())
+    held = sum(len(ids) for ids in chunked["chunk_ledger_ids"].to_pylist())
+    counts = ", ".join(f"{status} {n}" for status, n in sorted(statuses.items()))
+    print(
+        f"   chunked messages: {statuses.get('complete', 0)} reassembled from {held} chunk entries ({counts}) "
+        f"in {took * 1000:.0f} ms -> {out / 'messages.parquet'}"
+    )
+    whole = messages["error"].null_count
+    if (
+        held != topic.chunk_entries
+        or statuses.get("complete", 0) != topic.chunked_messages
+        or statuses.get("duplicate", 0) != topic.duplicate_chunks
+        or whole != topic.messages - topic.corrupt_messages
+    ):
         raise CliError(
-            f"counts do not reconcile: {decoded} decoded + {topic.corrupt_messages} in corrupt entries "
-            f"!= {topic.messages} generated, or {error_rows} error rows != {topic.corrupt_entries} corrupt entries"
+            f"chunk counts do not reconcile: {held} chunk entries held (expected {topic.chunk_entries}), "
+            f"statuses {dict(statuses)}, {whole} whole messages (expected {topic.messages - topic.corrupt_messages})"
         )
-    print(f"   reconciled: {decoded:,} decoded + {topic.corrupt_messages:,} in {error_rows} corrupt entries")
+    print(f"   reconciled: {whole:,} whole messages = {topic.messages:,} generated - {topic.corrupt_messages:,} in corrupt entries")
+    complete = with_message_ids(chunked.filter(pc.equal(chunked["status"], "complete")))
+    for row in complete.slice(0, 5).to_pylist():
+        print(
+            f"   {row['uuid']:<16} {len(row['chunk_ledger_ids']):>3} chunks  {row['compression']:<6} "
+            f"{len(row['value']):>8,} bytes  id {row['message_id_str']}"
+        )
+    if complete.num_rows > 5:
+        print(f"   ... and {complete.num_rows - 5} more")
     print("== inspect")
-    print(summarize(topic.entries, messages))
+    print(summarize(topic.entries, rows))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("input", metavar="IN", help="Parquet file or directory with ledger_id, entry_id, data")
     i.set_defaults(func=cmd_inspect)
 
-    m = sub.add_parser("demo", help="generate a sample topic, decode it and print a summary")
+    m = sub.add_parser("demo", help="generate a sample topic, decode it, reassemble its chunked messages, summarize")
     m.add_argument("--dir", default="sample-topic", help="working directory (default ./sample-topic)")
     m.add_argument("--entries", type=int, default=2000, help="entries in the sample topic (default 2000)")
     m.add_argument("--seed", type=int, default=7, help="random seed (default 7)")

@@ -49,6 +49,10 @@ def summarize(entries: pa.Table, messages: pa.Table) -> str:
     lines.append(f"batch entries      {len(batch_sizes):>10,}  messages per batch: {_quantiles(batch_sizes)}")
     sizes = pc.binary_length(entries["data"]).to_pylist()
     lines.append(f"entry bytes        {sum(sizes):>10,}  per entry: {_quantiles(sizes)}")
+    chunks = good.filter(pc.is_valid(good["uuid"]))
+    if chunks.num_rows:
+        uuids = pc.count_distinct(chunks["uuid"]).as_py()
+        lines.append(f"chunk entries      {chunks.num_rows:>10,}  of {uuids:,} chunked messages (see reassemble_chunks)")
     producers = good["producer_name"].unique().to_pylist()
     lines.append(f"producers          {len(producers):>10,}  {', '.join(sorted(p for p in producers if p)[:6])}")
     keys = pc.count_distinct(good["key"]).as_py()

@@ -15,11 +15,21 @@ def test_sample_topic_reconciles_with_decode():
     out = pe.decode(topic.entries)
     errors = out.filter(out["error"].is_valid())
     assert errors.num_rows == topic.corrupt_entries == 3
-    assert out["error"].null_count == topic.messages - topic.corrupt_messages
+    # A row per message, with a chunked message's chunk entries as rows of their own.
+    rows = topic.messages - topic.chunked_messages + topic.chunk_entries
+    assert out["error"].null_count == rows - topic.corrupt_messages
     assert set(out["compression"].to_pylist()) >= {"none", "lz4", "zlib", "zstd", "snappy"}
     assert out["broker_index"].null_count == errors.num_rows
-    # The continuous index counts every message: the last one is messages - 1.
-    assert max(i for i in out["broker_index"].to_pylist() if i is not None) == topic.messages - 1
+    # The continuous index counts every message, a chunked one once per chunk entry.
+    indexed = topic.messages - topic.chunked_messages + topic.chunk_entries
+    assert max(i for i in out["broker_index"].to_pylist() if i is not None) == indexed - 1
+    # Chunked messages (one chunk stored twice) reassemble whole.
+    assert topic.chunked_messages >= 2 and topic.duplicate_chunks == 1
+    whole = pe.reassemble_chunks(out)
+    statuses = whole["status"].drop_null().to_pylist()
+    assert sorted(set(statuses)) == ["complete", "duplicate"]
+    assert statuses.count("complete") == topic.chunked_messages
+    assert whole["error"].null_count == topic.messages - topic.corrupt_messages
     assert generate_topic(300, seed=3).entries.equals(topic.entries)  # deterministic
 
 
@@ -27,6 +37,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys):
     assert main(["demo", "--dir", str(tmp_path), "--entries", "200"]) == 0
     out = capsys.readouterr().out
     assert "reconciled:" in out and "checksum mismatch" in out and "codecs (entries)" in out
+    assert "chunked messages: " in out and " reassembled from " in out and "complete " in out
     messages = pq.read_table(tmp_path / "messages.parquet")
     assert messages.num_rows > 200
 

@@ -20,6 +20,8 @@ import java.util.Objects;
  * <pre>
  *   generate   print a JSON array of test cases built and re-parsed by Pulsar's own code
  *   parse      read a JSON array of entry hex strings from stdin, print Pulsar's view of each
+ *   chunks     print chunked messages built with Pulsar's classes, with their chunk message ids
+ *   msgid      read a JSON array of message-id requests from stdin (serialize / parse / compare)
  * </pre>
  *
  * stdout carries only JSON; logs and diagnostics go to stderr.
@@ -41,8 +43,12 @@ public final class Harness {
         switch (cmd) {
             case "generate" -> generate(System.out);
             case "parse" -> parse(System.in.readAllBytes(), System.out);
+            case "chunks" -> printArray(System.out, ChunkTools.chunks());
+            case "msgid" -> printArray(System.out,
+                    ChunkTools.messageIds(MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8))));
             default -> {
-                System.err.println("usage: Harness generate | parse  (parse reads a JSON array of hex strings on stdin)");
+                System.err.println("usage: Harness generate | parse | chunks | msgid"
+                        + "  (parse and msgid read a JSON array on stdin)");
                 System.exit(2);
             }
         }

@@ -231,3 +231,136 @@ def entry_metadata(data: Any) -> pa.Table:
 
     Reads only prefixes and metadata; payloads are checksummed, never decompressed.
     """
+def encode_chunked(
+    message: MessageDict,
+    *,
+    chunk_size: int,
+    compression: str = "none",
+    producer_name: str = "pulsar-entries",
+    sequence_id: int = 0,
+    publish_time: Optional[int] = None,
+    broker_timestamp: Optional[int] = None,
+    broker_index: Optional[int] = None,
+    checksum: bool = True,
+    properties: Optional[Mapping[str, str]] = None,
+) -> list[bytes]:
+    """Encodes one message as the chunk entries Pulsar's Java producer stores
+    with chunking enabled.
+
+    The whole payload is compressed once and the compressed bytes are cut
+    into ``chunk_size``-byte chunks; each chunk is its own entry with the full
+    metadata plus ``uuid`` ("<producer_name>-<sequence_id>"),
+    ``num_chunks_from_msg``, ``total_chunk_msg_size`` (compressed length) and
+    ``chunk_id``. A payload that fits one chunk gives one ordinary entry. With
+    ``broker_index``, chunk ``k`` gets index ``broker_index + k``.
+    """
+
+def set_broker_entry_metadata(
+    entry: bytes,
+    *,
+    broker_timestamp: Optional[int] = None,
+    broker_index: Optional[int] = None,
+) -> bytes:
+    """Adds or replaces the entry's ``0e 02`` broker-entry-metadata prefix, as
+    the broker's interceptors write it; the checksummed part is unchanged.
+    Raises EntryFormatError when an existing prefix is malformed."""
+
+def reassemble_chunks(
+    messages: Any,
+    *,
+    max_pending: Optional[int] = 100,
+    expire_after_ms: Optional[int] = 60_000,
+    max_message_size: int = ...,
+) -> pa.Table:
+    """Rebuilds chunked messages from decoded rows (the output of ``decode``,
+    in topic order).
+
+    Non-chunk rows pass through unchanged. Each chunked message becomes one
+    row with the metadata of its first chunk, the position of its last chunk
+    (``ledger_id``, ``entry_id``), ``first_chunk_ledger_id`` /
+    ``first_chunk_entry_id``, ``status`` and the chunks it holds
+    (``chunk_ledger_ids``, ``chunk_entry_ids``). ``status`` is ``complete``,
+    ``incomplete``, ``expired``, ``evicted`` or ``duplicate`` (one row per
+    ignored duplicate chunk); it is null on non-chunk rows. Every row that is
+    not a usable message carries an ``error``. ``max_pending=None`` and
+    ``expire_after_ms=None`` disable those limits.
+    """
+
+def reassemble_partition(
+    messages: Any,
+    *,
+    seeds: Optional[Mapping[int, int]] = None,
+    max_pending: Optional[int] = 100,
+    expire_after_ms: Optional[int] = 60_000,
+    max_message_size: int = ...,
+) -> tuple[pa.Table, pa.Table]:
+    """The partition pass of a distributed reassembly: ``(done, leftovers)``.
+    See ``pulsar_entries.chunks``."""
+
+def finish_leftovers(
+    leftovers: Any,
+    *,
+    final_watermarks: Optional[Mapping[int, int]] = None,
+    max_pending: Optional[int] = 100,
+    expire_after_ms: Optional[int] = 60_000,
+    max_message_size: int = ...,
+) -> pa.Table:
+    """Decides the messages handed on by ``reassemble_partition``. See
+    ``pulsar_entries.chunks``."""
+
+def with_message_ids(table: Any) -> pa.Table:
+    """The table with ``message_id`` (Java's serialized bytes) and
+    ``message_id_str`` (Java's text form) appended. Rows that are not messages
+    (non-complete chunk outcomes) get nulls."""
+
+class MessageId:
+    """A message position as Pulsar's Java client serializes, prints and
+    orders it. Equality, ordering and hashing use ``(ledger_id, entry_id,
+    partition, batch_index)``; ``batch_size`` is carried for serialization only."""
+
+    def __init__(
+        self,
+        ledger_id: int,
+        entry_id: int,
+        partition: int = -1,
+        batch_index: int = -1,
+        batch_size: Optional[int] = None,
+    ) -> None: ...
+    @property
+    def ledger_id(self) -> int: ...
+    @property
+    def entry_id(self) -> int: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def batch_index(self) -> int: ...
+    @property
+    def batch_size(self) -> Optional[int]: ...
+    def serialize(self) -> bytes:
+        """Java's ``MessageId.toByteArray()`` (``batch_size`` written, 0 when unknown)."""
+    @staticmethod
+    def deserialize(data: bytes) -> Union[MessageId, ChunkMessageId]:
+        """Java's ``MessageId.fromByteArray()``: a batch index wins over
+        ``first_chunk_message_id``, which makes a ``ChunkMessageId``.
+        Raises EntryFormatError on bad bytes."""
+    def __lt__(self, other: MessageId) -> bool: ...
+    def __le__(self, other: MessageId) -> bool: ...
+    def __gt__(self, other: MessageId) -> bool: ...
+    def __ge__(self, other: MessageId) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class ChunkMessageId(MessageId):
+    """A chunked message's id (PIP-107). Its ``ledger_id``, ``entry_id`` and
+    ``partition`` are the last chunk's: it equals, orders and hashes as the
+    last chunk's position (Java's ``hashCode`` also mixes in the first chunk;
+    ours stays consistent with equality). ``str()`` is ``first;last``."""
+
+    def __init__(self, first: MessageId, last: MessageId) -> None: ...
+    @property
+    def first(self) -> MessageId: ...
+    @property
+    def last(self) -> MessageId: ...
+
+def seek_position(message_id: MessageId) -> MessageId:
+    """Where a consumer seeks for ``message_id``: the first chunk of a chunked
+    message (PIP-107), the id itself otherwise."""

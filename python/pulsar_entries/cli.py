@@ -12,13 +12,24 @@ import argparse
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from . import __version__, decode, find_position_by_offset, find_position_by_time, parse_entry
+from . import (
+    __version__,
+    decode,
+    entry_metadata,
+    find_position_by_offset,
+    find_position_by_time,
+    parse_entry,
+    reassemble_chunks,
+    with_message_ids,
+)
 from .report import Stats, render_html, render_text, stats_from_arrow, stats_from_spark
 from .sample import generate_topic
 
@@ -149,9 +160,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
     entries_dir.mkdir(exist_ok=True)
     pq.write_table(topic.entries, entries_dir / "part-0.parquet")
     print(
-        f"   {topic.messages:,} messages ({topic.kafka_messages:,} Kafka records in {topic.kafka_entries} KoP entries), "
-        f"{topic.marker_entries} markers, {topic.corrupt_entries} corrupt entries; broker-stamped, "
-        f"index 0..{topic.offsets - 1:,}"
+        f"   {topic.messages:,} messages ({topic.kafka_messages:,} Kafka records in {topic.kafka_entries} KoP entries, "
+        f"{topic.chunked_messages} chunked in {topic.chunk_entries} chunk entries), {topic.marker_entries} markers, "
+        f"{topic.corrupt_entries} corrupt entries; broker-stamped, index 0..{topic.offsets - 1:,}"
     )
     print(f"== decode on {engine}")
     started = time.perf_counter()
@@ -168,13 +179,19 @@ def cmd_demo(args: argparse.Namespace) -> None:
         st = stats_from_spark(ps.read_entries(spark, str(entries_dir)), spark.read.parquet(str(out / "messages")))
     took = time.perf_counter() - started
     print(f"   {st.messages:,} messages in {took:.1f}s -> {out / ('messages' if args.engine == 'spark' else 'messages.parquet')}")
-    # Every message is either decoded or inside a corrupt entry, reported as one error row.
-    if st.messages != topic.messages - topic.corrupt_messages or st.error_rows != topic.corrupt_entries:
+    # A row per message and per chunk entry; a corrupt entry is one error row.
+    expected = topic.messages - topic.chunked_messages + topic.chunk_entries - topic.corrupt_messages
+    if st.messages != expected or st.error_rows != topic.corrupt_entries:
         raise CliError(
-            f"counts do not reconcile: {st.messages} decoded + {topic.corrupt_messages} in corrupt entries "
-            f"!= {topic.messages} generated, or {st.error_rows} error rows != {topic.corrupt_entries} corrupt entries"
+            f"counts do not reconcile: {st.messages} rows decoded != {expected} expected, "
+            f"or {st.error_rows} error rows != {topic.corrupt_entries} corrupt entries"
         )
-    print(f"   reconciled: {st.messages:,} decoded + {topic.corrupt_messages:,} in {st.error_rows} corrupt entries")
+    print(
+        f"   reconciled: {st.messages:,} rows = {expected - topic.chunk_entries:,} messages + {topic.chunk_entries} "
+        f"chunk entries; {topic.corrupt_messages:,} messages in {st.error_rows} corrupt entries"
+    )
+    print("== reassemble chunks")
+    _print_chunks(topic)
     print("== seek")
     _print_seeks(topic.entries)
     print("== inspect")
@@ -182,6 +199,36 @@ def cmd_demo(args: argparse.Namespace) -> None:
     report = out / "report.html"
     report.write_text(render_html(st, "pulsar-entries demo topic"))
     print(f"== report written to {report}")
+
+
+def _print_chunks(topic: Any) -> None:
+    """Reassembles the sample's chunked messages (PIP-107) and checks every chunk is accounted for."""
+    import pyarrow.compute as pc
+
+    is_chunk = pc.is_valid(entry_metadata(topic.entries["data"].combine_chunks())["uuid"])
+    rows = reassemble_chunks(decode(topic.entries.filter(is_chunk)))
+    statuses: dict[str, int] = {}
+    for status in rows["status"].drop_null().to_pylist():
+        statuses[status] = statuses.get(status, 0) + 1
+    held = sum(len(ids) for ids in rows["chunk_ledger_ids"].to_pylist() if ids)
+    print(
+        f"   chunked messages: {statuses.get('complete', 0)} reassembled from {held} chunk entries "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})"
+    )
+    if (held, statuses.get("complete", 0), statuses.get("duplicate", 0)) != (
+        topic.chunk_entries,
+        topic.chunked_messages,
+        topic.duplicate_chunks,
+    ):
+        raise CliError(f"chunk counts do not reconcile: {held} chunk entries held, statuses {statuses}")
+    complete = with_message_ids(rows.filter(pc.equal(rows["status"], "complete")))
+    for row in complete.slice(0, 5).to_pylist():
+        print(
+            f"   {row['uuid']:<16} {len(row['chunk_ledger_ids']):>3} chunks  {row['compression']:<6} "
+            f"{len(row['value']):>8,} bytes  id {row['message_id_str']}"
+        )
+    if complete.num_rows > 5:
+        print(f"   ... and {complete.num_rows - 5} more")
 
 
 def _fmt_ms(ms: int) -> str:

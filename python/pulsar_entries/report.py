@@ -34,6 +34,8 @@ class Stats:
     publish_range: tuple[int | None, int | None] = (None, None)
     broker_range: tuple[int | None, int | None] = (None, None)
     index_range: tuple[int | None, int | None] = (None, None)
+    chunk_entries: int = 0
+    chunked_messages: int = 0  # distinct uuids among the chunk rows
     processors: dict[str, int] = field(default_factory=dict)  # rows per payload processor
     transactions: dict[str, int] = field(default_factory=dict)  # rows per transaction status
     errors: list[tuple[int, int, str]] = field(default_factory=list)
@@ -91,6 +93,8 @@ def stats_from_arrow(entries: pa.Table, messages: pa.Table) -> Stats:
         return mm["min"].as_py(), mm["max"].as_py()
 
     st.publish_range, st.broker_range, st.index_range = rng("publish_time"), rng("broker_timestamp"), rng("broker_index")
+    chunks = good.filter(pc.is_valid(good["uuid"]))
+    st.chunk_entries, st.chunked_messages = chunks.num_rows, pc.count_distinct(chunks["uuid"]).as_py()
     for name, col in (("processors", "processor"), ("transactions", "txn_status")):
         counts = getattr(st, name)
         for v in good[col].to_pylist():
@@ -147,6 +151,8 @@ def stats_from_spark(entries: Any, messages: Any) -> Stats:
         F.min("compression").alias("codec"), F.max("num_messages").alias("n"), F.max("batch_index").alias("bi")
     )
     st.codecs = {r["codec"]: r["count"] for r in per_entry.groupBy("codec").count().collect()}
+    c = good.filter(F.col("uuid").isNotNull()).agg(F.count("*").alias("n"), F.countDistinct("uuid").alias("u")).first()
+    st.chunk_entries, st.chunked_messages = c["n"], c["u"]
     for name, col in (("processors", "processor"), ("transactions", "txn_status")):
         rows = good.filter(F.col(col).isNotNull()).groupBy(col).count().collect()
         setattr(st, name, {r[col]: r["count"] for r in rows})
@@ -190,6 +196,7 @@ def render_text(st: Stats) -> str:
         "codecs (entries)   " + ", ".join(f"{c} {n:,}" for c, n in sorted(st.codecs.items())),
         f"batch entries      {st.batch_entries:>10,}  messages per batch: {_fmt_q(st.batch_size_q)}",
         f"entry bytes        {st.entry_bytes:>10,}  per entry: {_fmt_q(st.entry_size_q)}",
+        f"chunk entries      {st.chunk_entries:>10,}  of {st.chunked_messages:,} chunked messages",
         f"producers          {len(st.producers):>10,}  {', '.join(st.producers[:6])}",
         f"distinct keys      {st.distinct_keys:>10,}  null values: {st.null_values:,}",
         f"publish_time       {_fmt_ms(st.publish_range[0])} .. {_fmt_ms(st.publish_range[1])}",

@@ -5,8 +5,10 @@ Kafka clients publish through Kafka-on-Pulsar (``entry.format=kafka`` entries
 holding one or more Kafka record batches, some transactional, with COMMIT and
 ABORT markers); a broker with both entry-metadata interceptors stamps each entry
 with its timestamp and running message index (``pulsar_entries.stamp``);
-Pulsar transaction markers sit in the stream; and a few entries are corrupt, as
-on real disks.
+a few large messages are chunked (PIP-107), their chunks interleaved with other
+entries and one chunk stored twice as a producer resend does (the broker index
+counts a chunk entry as one message); Pulsar transaction markers sit in the
+stream; and a few entries are corrupt, as on real disks.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ class SampleTopic:
     kafka_messages: int
     #: offsets the broker index counted (its last value + 1)
     offsets: int
+    #: large messages stored as chunks (each counted once in ``messages``)
+    chunked_messages: int = 0
+    #: chunk entries, duplicates included: decode gives one row for each
+    chunk_entries: int = 0
+    #: chunk entries stored twice (reassembly reports each as ``duplicate``)
+    duplicate_chunks: int = 0
 
 
 def _value(rng: random.Random, producer: int, seq: int) -> bytes:
@@ -53,6 +61,14 @@ def _value(rng: random.Random, producer: int, seq: int) -> bytes:
         "tags": rng.sample(["eu", "us", "web", "app", "promo", "retry"], rng.randrange(4)),
     }
     return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def _document(rng: random.Random, producer: int, seq: int, size: int) -> bytes:
+    """A large JSON document (an export, a report): big enough to be chunked."""
+    rows = []
+    while sum(len(r) for r in rows) < size:
+        rows.append(_value(rng, producer, seq).decode())
+    return ('{"producer":%d,"seq":%d,"rows":[%s]}' % (producer, seq, ",".join(rows))).encode()
 
 
 def _pulsar_entry(rng: random.Random, p: int, seq: int, clock: int) -> tuple[bytes, int]:
@@ -115,9 +131,17 @@ def generate_topic(
     corrupt: int = 3,
     markers: int = 2,
     kafka_share: float = 0.15,
+    chunked: int | None = None,
+    chunk_size: int = 4 * 1024,
 ) -> SampleTopic:
-    """Generates ``entries`` stored entries of one topic partition, in topic order."""
+    """Generates ``entries`` stored entries of one topic partition, in topic order.
+
+    ``chunked`` large messages (default: one per 150 entries) are split into
+    ``chunk_size``-byte chunks by a producer with chunking enabled; chunk
+    entries count towards ``entries``.
+    """
     rng = random.Random(seed)
+    chunk_rng = random.Random(seed + 1)
     sequences = [0] * producers
     data: list[bytes] = []
     counts: list[int] = []
@@ -127,14 +151,46 @@ def generate_topic(
     marker_at = set(rng.sample(range(entries), min(markers, entries)))
     open_txn: dict[int, int] = {}  # Kafka transactional producer id -> entries until it ends
     next_pid = 5000
+    n_chunked = entries // 150 if chunked is None else chunked
+    chunked_at = set(chunk_rng.sample(range(entries // 2), min(n_chunked, entries // 2)))
+    pending: list[list[bytes]] = []  # chunk entries not yet written, per message
+    chunked_messages = duplicates = 0
     for i in range(entries):
         clock += rng.randrange(1, 40)
         broker_times.append(clock + rng.randrange(0, 5))  # the broker stamps a little later
         ending = [pid for pid, left in open_txn.items() if left <= 0]
+        # Slots left for new entries once pending chunks and later markers are written.
+        left = entries - i - sum(len(q) for q in pending) - sum(1 for m in marker_at if m >= i)
+        if i in chunked_at and left > 40 and i not in marker_at:
+            p = chunk_rng.randrange(producers)
+            doc = _document(chunk_rng, p, sequences[p], chunk_rng.randrange(30_000, 150_000))
+            chunks = _native.encode_chunked(
+                {"value": doc, "key": f"report-{p}", "properties": {"source": f"svc-{p}", "kind": "report"}},
+                chunk_size=chunk_size,
+                compression=chunk_rng.choice(CODECS),
+                producer_name=f"producer-{p}",
+                sequence_id=sequences[p],
+                publish_time=clock,
+            )
+            if len(chunks) > 1:
+                if not duplicates and len(chunks) > 2:
+                    chunks.insert(2, chunks[1])  # chunk 1 stored twice, as a producer resend does
+                    duplicates += 1
+                pending.append(chunks)
+                chunked_messages += 1
+                sequences[p] += 1
+                left -= len(chunks)
         if i in marker_at:
             data.append(MARKER_COMMIT)
             counts.append(0)
             kind.append("marker")
+        elif pending and (left <= 0 or chunk_rng.random() < 0.6):
+            q = pending[chunk_rng.randrange(len(pending))]
+            data.append(q.pop(0))
+            if not q:
+                pending.remove(q)
+            counts.append(0)
+            kind.append("chunk")
         elif ending:
             pid = ending[0]
             del open_txn[pid]
@@ -167,6 +223,7 @@ def generate_topic(
             kind.append("pulsar")
         for pid in open_txn:
             open_txn[pid] -= 1
+    assert not pending, "every chunked message is written whole"
     ledgers = [1000 + i // entries_per_ledger for i in range(entries)]
     entry_ids = [i % entries_per_ledger for i in range(entries)]
     table = pa.table(
@@ -179,7 +236,8 @@ def generate_topic(
     table = _native.stamp(table, timestamps=broker_times)
     stamped = table["data"].to_pylist()
     last = _native.parse_entry(stamped[-1])["broker_entry_metadata"]["index"]
-    candidates = [i for i in range(entries) if kind[i] != "marker"]
+    # Corrupt only message entries: markers carry nothing, chunked messages stay whole.
+    candidates = [i for i in range(entries) if kind[i] in ("pulsar", "kafka")]
     bad = rng.sample(candidates, min(corrupt, len(candidates)))
     for i in bad:
         damaged = bytearray(stamped[i])
@@ -191,11 +249,14 @@ def generate_topic(
     table = table.set_column(2, "data", pa.array(stamped, pa.binary()))
     return SampleTopic(
         entries=table,
-        messages=sum(counts),
+        messages=sum(counts) + chunked_messages,
         corrupt_entries=len(bad),
         corrupt_messages=sum(counts[i] for i in bad),
         marker_entries=sum(1 for k in kind if k == "marker"),
         kafka_entries=sum(1 for k in kind if k == "kafka"),
         kafka_messages=sum(c for c, k in zip(counts, kind) if k == "kafka"),
         offsets=last + 1,
+        chunked_messages=chunked_messages,
+        chunk_entries=sum(1 for k in kind if k == "chunk"),
+        duplicate_chunks=duplicates,
     )

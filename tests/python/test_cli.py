@@ -19,7 +19,9 @@ def test_sample_topic_reconciles_with_decode():
     out = pe.decode(topic.entries)
     errors = out.filter(out["error"].is_valid())
     assert errors.num_rows == topic.corrupt_entries == 3
-    assert out["error"].null_count == topic.messages - topic.corrupt_messages
+    # A row per message, with a chunked message's chunk entries as rows of their own.
+    rows = topic.messages - topic.chunked_messages + topic.chunk_entries
+    assert out["error"].null_count == rows - topic.corrupt_messages
     assert set(out["compression"].to_pylist()) >= {"none", "lz4", "zlib", "zstd", "snappy", "gzip"}
     good = out.filter(out["error"].is_null())
     assert good["broker_index"].null_count == 0  # every entry was stamped
@@ -38,6 +40,13 @@ def test_sample_topic_reconciles_with_decode():
     offsets = [o for o in good["offset"].to_pylist()]
     assert len(set(offsets)) == len(offsets)  # no two messages share an offset
     assert max(offsets) < topic.offsets
+    # Chunked messages (one chunk stored twice) reassemble whole.
+    assert topic.chunked_messages >= 2 and topic.duplicate_chunks == 1
+    whole = pe.reassemble_chunks(out)
+    statuses = whole["status"].drop_null().to_pylist()
+    assert sorted(set(statuses)) == ["complete", "duplicate"]
+    assert statuses.count("complete") == topic.chunked_messages
+    assert whole["error"].null_count == topic.messages - topic.corrupt_messages
     assert generate_topic(300, seed=3).entries.equals(topic.entries)  # deterministic
 
 
@@ -49,6 +58,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
     assert "reconciled:" in out and "checksum mismatch" in out and "codecs (entries)" in out
     assert "<svg" in (tmp_path / "report.html").read_text()
     assert "seek to " in out and "processors (rows)" in out and "kafka" in out
+    assert "chunked messages: " in out and " reassembled from " in out and "complete " in out
 
 
 def test_spark_and_local_stats_agree(tmp_path, capsys, spark):

@@ -27,6 +27,7 @@ EXPECTED_TYPES = {
     "compacted_out": pa.bool_(),
     "schema_version": pa.binary(),
     "compression": pa.string(),
+    "uncompressed_size": pa.int64(),
     "encrypted": pa.bool_(),
     "broker_timestamp": TS,
     "broker_index": pa.int64(),

@@ -329,7 +329,8 @@ class _MockBroker:
     LOOKUP (connect here), PRODUCER, SEND (captured, receipt = (1, n)), CLOSE_PRODUCER, PING. Field numbers from
     PulsarApi.proto (BaseCommand: type 1; sub-command field number == type number)."""
 
-    def __init__(self):
+    def __init__(self, max_message_size=5 * 1024 * 1024):
+        self.max_message_size = max_message_size
         self._sock = socket.create_server(("127.0.0.1", 0))
         self.url = "pulsar://127.0.0.1:%d" % self._sock.getsockname()[1]
         self.entries = []
@@ -372,7 +373,7 @@ class _MockBroker:
                 sub = _pb_fields(cmd[typ][0]) if typ in cmd else {}
                 if typ == 2:  # CONNECT -> CONNECTED
                     self._reply(conn, 3, _pb_bytes(1, "mock") + _pb_int(2, sub.get(4, [0])[0])
-                                + _pb_int(3, 5 * 1024 * 1024))
+                                + _pb_int(3, self.max_message_size))
                 elif typ == 21:  # PARTITIONED_METADATA -> response: 0 partitions, Success
                     self._reply(conn, 22, _pb_int(1, 0) + _pb_int(2, sub[2][0]) + _pb_int(3, 0))
                 elif typ == 23:  # LOOKUP -> Connect to this broker, authoritative
@@ -391,10 +392,15 @@ class _MockBroker:
                     self._reply(conn, 13, _pb_int(1, sub[2][0]))
                 elif typ == 18:  # PING -> PONG
                     self._reply(conn, 19, b"")
+                else:
+                    self._handle(conn, typ, sub)
         except (EOFError, OSError):
             pass
         finally:
             conn.close()
+
+    def _handle(self, conn, typ, sub):
+        """Commands beyond the producer's (subclasses serve consumers)."""
 
     def close(self):
         self._sock.close()

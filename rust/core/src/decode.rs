@@ -89,8 +89,16 @@ fn headers_type() -> DataType {
     )))
 }
 
-/// Index of `txn_status`, which is filled when the decode finishes.
-const TXN_STATUS_COLUMN: usize = 30;
+/// Index of `txn_status`, which is filled when the decode finishes (read off
+/// the schema so adding a column cannot misplace it).
+fn txn_status_column() -> usize {
+    static INDEX: OnceLock<usize> = OnceLock::new();
+    *INDEX.get_or_init(|| {
+        message_schema()
+            .index_of("txn_status")
+            .expect("txn_status is in the schema")
+    })
+}
 
 /// Schema of the decode output, one row per message.
 pub fn message_schema() -> SchemaRef {
@@ -118,6 +126,7 @@ pub fn message_schema() -> SchemaRef {
                 f("compacted_out", DataType::Boolean),
                 f("schema_version", DataType::Binary),
                 f("compression", DataType::Utf8),
+                f("uncompressed_size", DataType::Int64),
                 f("encrypted", DataType::Boolean),
                 f("broker_timestamp", timestamp_type()),
                 f("broker_index", DataType::Int64),
@@ -135,7 +144,6 @@ pub fn message_schema() -> SchemaRef {
                 f("processor", DataType::Utf8),
                 f("error", DataType::Utf8),
             ];
-            debug_assert_eq!(fields[TXN_STATUS_COLUMN].name(), "txn_status");
             Arc::new(Schema::new(fields))
         })
         .clone()
@@ -170,6 +178,7 @@ struct Columns {
     compacted_out: BooleanBuilder,
     schema_version: BinaryBuilder,
     compression: StringBuilder,
+    uncompressed_size: Int64Builder,
     encrypted: BooleanBuilder,
     broker_timestamp: TimestampMillisecondBuilder,
     broker_index: Int64Builder,
@@ -241,6 +250,7 @@ impl Columns {
             compacted_out: BooleanBuilder::new(),
             schema_version: BinaryBuilder::new(),
             compression: StringBuilder::new(),
+            uncompressed_size: Int64Builder::new(),
             encrypted: BooleanBuilder::new(),
             broker_timestamp: ts(),
             broker_index: Int64Builder::new(),
@@ -294,6 +304,8 @@ impl Columns {
                     Codec::from_proto(m.compression.unwrap_or(0)).map_or("unknown", Codec::name)
                 })
             }));
+        self.uncompressed_size
+            .append_option(md.and_then(|m| m.uncompressed_size).map(i64::from));
         self.encrypted.append_option(md.map(|m| m.is_encrypted()));
         self.broker_timestamp
             .append_option(bem.and_then(|b| b.broker_timestamp).map(|t| t as i64));
@@ -425,6 +437,7 @@ impl Columns {
             Arc::new(self.compacted_out.finish()),
             Arc::new(self.schema_version.finish()),
             Arc::new(self.compression.finish()),
+            Arc::new(self.uncompressed_size.finish()),
             Arc::new(self.encrypted.finish()),
             Arc::new(self.broker_timestamp.finish()),
             Arc::new(self.broker_index.finish()),
@@ -713,7 +726,7 @@ impl Decoder {
         let batches = std::mem::take(&mut self.done)
             .into_iter()
             .map(|(mut columns, rows)| {
-                columns.insert(TXN_STATUS_COLUMN, self.txn.array(from, rows));
+                columns.insert(txn_status_column(), self.txn.array(from, rows));
                 from += rows;
                 RecordBatch::try_new(message_schema(), columns)
                     .expect("columns match the message schema")

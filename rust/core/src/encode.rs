@@ -142,31 +142,135 @@ pub fn encode_entry(messages: &[MessageInput], opts: &EncodeOptions) -> Result<V
         ));
         buf
     } else {
-        let mut props = first.properties.clone();
-        props.extend(opts.properties.iter().cloned());
-        md.properties = key_values(&props);
-        md.event_time = first.event_time;
-        md.null_value = first.value.is_none().then_some(true);
+        md = single_metadata(first, opts, md.sequence_id);
         first.value.clone().unwrap_or_default()
     };
+    // Java writes uncompressed_size on single messages always, on batches only
+    // when compressed.
+    let payload = compress_into(&mut md, &raw_payload, opts, !batch)?;
+    Ok(frame_entry(
+        &md,
+        &payload,
+        opts.checksum,
+        broker_entry_metadata(opts, 0).as_ref(),
+    ))
+}
+
+/// Sets `compression` / `uncompressed_size` and compresses the whole payload.
+fn compress_into(
+    md: &mut proto::MessageMetadata,
+    raw_payload: &[u8],
+    opts: &EncodeOptions,
+    always_size: bool,
+) -> Result<Vec<u8>> {
     let uncompressed_size = u32::try_from(raw_payload.len())
         .map_err(|_| EntryError::Encode("payload is larger than 4 GiB".into()))?;
     if opts.compression != Codec::None {
         md.compression = Some(opts.compression.to_proto());
     }
-    // Java writes uncompressed_size on single messages always, on batches only
-    // when compressed.
-    if !batch || opts.compression != Codec::None {
+    if always_size || opts.compression != Codec::None {
         md.uncompressed_size = Some(uncompressed_size);
     }
-    let payload = compress(opts.compression, &raw_payload)?;
-    let bem = (opts.broker_timestamp.is_some() || opts.broker_index.is_some()).then_some(
+    compress(opts.compression, raw_payload)
+}
+
+/// The broker prefix for the `n`-th entry written with `opts`: each entry
+/// holding one message advances the broker's index by one.
+fn broker_entry_metadata(opts: &EncodeOptions, n: u64) -> Option<proto::BrokerEntryMetadata> {
+    (opts.broker_timestamp.is_some() || opts.broker_index.is_some()).then(|| {
         proto::BrokerEntryMetadata {
             broker_timestamp: opts.broker_timestamp,
-            index: opts.broker_index,
-        },
-    );
-    Ok(frame_entry(&md, &payload, opts.checksum, bem.as_ref()))
+            index: opts.broker_index.map(|i| i + n),
+        }
+    })
+}
+
+/// Encodes one message as Pulsar's Java producer stores it with chunking
+/// enabled (spec chunks-processors-offload.md §1.1–§1.2): the whole payload is
+/// compressed once, the compressed bytes are cut into `chunk_size`-byte
+/// slices, and every slice becomes its own entry carrying the full metadata
+/// plus `uuid = "<producer_name>-<sequence_id>"`, `num_chunks_from_msg`,
+/// `total_chunk_msg_size` (the compressed length) and `chunk_id`.
+///
+/// A payload that fits in one chunk is an ordinary non-batched entry without
+/// chunk fields, as Java writes it. With `broker_index` set, chunk `k` gets
+/// index `broker_index + k` (one message per entry, as the broker counts).
+pub fn encode_chunked(
+    message: &MessageInput,
+    opts: &EncodeOptions,
+    chunk_size: usize,
+) -> Result<Vec<Vec<u8>>> {
+    if chunk_size == 0 {
+        return Err(EntryError::Encode("chunk_size must be at least 1".into()));
+    }
+    if opts.batch == Some(true) {
+        return Err(EntryError::Encode(
+            "chunked messages are never batched (Java rejects batching with chunking)".into(),
+        ));
+    }
+    let sequence_id = message.sequence_id.unwrap_or(opts.sequence_id);
+    let mut md = single_metadata(message, opts, sequence_id);
+    let raw_payload = message.value.as_deref().unwrap_or_default();
+    let payload = compress_into(&mut md, raw_payload, opts, true)?;
+    let chunks = payload.len().max(1).div_ceil(chunk_size);
+    if chunks == 1 {
+        return Ok(vec![frame_entry(
+            &md,
+            &payload,
+            opts.checksum,
+            broker_entry_metadata(opts, 0).as_ref(),
+        )]);
+    }
+    let total = i32::try_from(payload.len()).map_err(|_| {
+        EntryError::Encode(format!(
+            "compressed payload of {} bytes exceeds total_chunk_msg_size's int32 range",
+            payload.len()
+        ))
+    })?;
+    let num_chunks = i32::try_from(chunks)
+        .map_err(|_| EntryError::Encode(format!("{chunks} chunks exceed the int32 range")))?;
+    md.uuid = Some(format!("{}-{}", opts.producer_name, sequence_id));
+    md.num_chunks_from_msg = Some(num_chunks);
+    md.total_chunk_msg_size = Some(total);
+    Ok(payload
+        .chunks(chunk_size)
+        .enumerate()
+        .map(|(k, slice)| {
+            md.chunk_id = Some(k as i32);
+            frame_entry(
+                &md,
+                slice,
+                opts.checksum,
+                broker_entry_metadata(opts, k as u64).as_ref(),
+            )
+        })
+        .collect())
+}
+
+/// MessageMetadata of a non-batched message (payload fields not yet set).
+fn single_metadata(
+    m: &MessageInput,
+    opts: &EncodeOptions,
+    sequence_id: u64,
+) -> proto::MessageMetadata {
+    let mut md = proto::MessageMetadata {
+        producer_name: opts.producer_name.clone(),
+        sequence_id,
+        publish_time: opts.publish_time,
+        ..Default::default()
+    };
+    if let Some(key) = &m.key {
+        let (text, b64) = key.wire();
+        md.partition_key = Some(text);
+        md.partition_key_b64_encoded = Some(b64);
+    }
+    md.ordering_key = m.ordering_key.clone();
+    let mut props = m.properties.clone();
+    props.extend(opts.properties.iter().cloned());
+    md.properties = key_values(&props);
+    md.event_time = m.event_time;
+    md.null_value = m.value.is_none().then_some(true);
+    md
 }
 
 /// Frames serialized metadata and a (compressed) payload into entry bytes.
@@ -307,6 +411,75 @@ mod tests {
         .unwrap();
         assert_eq!(hex::encode(&restamped[..8]), "0e02000000021001");
         assert!(restamped.ends_with(&e));
+    }
+
+    #[test]
+    fn spec_chunk_metadata_vector_is_encoder_exact() {
+        let opts = EncodeOptions {
+            producer_name: "test-producer".into(),
+            sequence_id: 9,
+            publish_time: 1_700_000_000_000,
+            checksum: false,
+            ..Default::default()
+        };
+        let value = MessageInput {
+            value: Some(b"0123456789".to_vec()),
+            ..Default::default()
+        };
+        let chunks = encode_chunked(&value, &opts, 5).unwrap();
+        assert_eq!(chunks.len(), 2);
+        let md0 = "0a0d746573742d70726f647563657210091880d095ffbc31480ad2010f746573742d70726f64756365722d39d80102e0010ae80100";
+        assert_eq!(
+            hex::encode(&chunks[0]),
+            format!("{:08x}{md0}{}", md0.len() / 2, hex::encode(b"01234"))
+        );
+        // Chunk 1 differs only in chunk_id and its slice.
+        let md1 = md0.replace("e80100", "e80101");
+        assert_eq!(
+            hex::encode(&chunks[1]),
+            format!("{:08x}{md1}{}", md1.len() / 2, hex::encode(b"56789"))
+        );
+        // A payload that fits one chunk is an ordinary single entry.
+        let one = encode_chunked(&value, &opts, 10).unwrap();
+        let plain = encode_entry(std::slice::from_ref(&value), &opts).unwrap();
+        assert_eq!(one, vec![plain]);
+    }
+
+    #[test]
+    fn chunks_slice_the_compressed_stream_and_count_broker_indexes() {
+        let value: Vec<u8> = (0..50_000u32).map(|i| (i % 97) as u8).collect();
+        let opts = EncodeOptions {
+            compression: Codec::Zstd,
+            producer_name: "p".into(),
+            sequence_id: 3,
+            broker_index: Some(100),
+            broker_timestamp: Some(5),
+            ..Default::default()
+        };
+        let msg = MessageInput {
+            value: Some(value.clone()),
+            key: text("k"),
+            ..Default::default()
+        };
+        let chunks = encode_chunked(&msg, &opts, 100).unwrap();
+        let compressed = compress(Codec::Zstd, &value).unwrap();
+        assert_eq!(chunks.len(), compressed.len().div_ceil(100));
+        let mut joined = Vec::new();
+        for (k, c) in chunks.iter().enumerate() {
+            let e = crate::EntryView::parse(c, true).unwrap();
+            let md = e.metadata;
+            assert_eq!(md.uuid, Some("p-3"));
+            assert_eq!(md.chunk_id, Some(k as i32));
+            assert_eq!(md.num_chunks_from_msg, Some(chunks.len() as i32));
+            assert_eq!(md.total_chunk_msg_size, Some(compressed.len() as i32));
+            assert_eq!(md.uncompressed_size, Some(value.len() as u32));
+            assert_eq!(md.partition_key, Some("k"));
+            assert_eq!(md.sequence_id, 3);
+            assert_eq!(e.broker_entry_metadata.unwrap().index, Some(100 + k as u64));
+            joined.extend_from_slice(e.payload);
+        }
+        assert_eq!(joined, compressed);
+        assert!(encode_chunked(&msg, &opts, 0).is_err());
     }
 
     #[test]

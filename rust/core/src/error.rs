@@ -2,7 +2,8 @@
 //!
 //! Every variant says what failed and where: offsets are absolute byte
 //! positions in the entry, except `Batch` errors, whose offsets are positions
-//! in the (decompressed) batch buffer, as the message says.
+//! in the (decompressed) batch buffer, and message-id errors, whose offsets are
+//! positions in the serialized id, as the message says.
 
 use std::fmt;
 
@@ -13,6 +14,8 @@ pub enum Space {
     Entry,
     /// The decompressed batch buffer.
     BatchBuffer,
+    /// A serialized MessageIdData.
+    MessageId,
 }
 
 impl fmt::Display for Space {
@@ -20,6 +23,7 @@ impl fmt::Display for Space {
         f.write_str(match self {
             Space::Entry => "entry offset",
             Space::BatchBuffer => "batch-buffer offset",
+            Space::MessageId => "message-id offset",
         })
     }
 }

@@ -13,11 +13,14 @@
 //! - [`processor`]: payload processors (PIP-96) that turn payloads into messages;
 //! - [`kafka`]: KoP `entry.format=kafka` entries (Kafka RecordBatch v2);
 //! - [`broker`]: broker entry metadata (PIP-70) as the interceptors write it;
-//! - [`seek`]: seek by broker time and by continuous offset.
+//! - [`seek`]: seek by broker time and by continuous offset;
+//! - [`message_id`]: message ids and chunk message ids, Java's bytes and order;
+//! - [`chunks`]: chunked-message reassembly over decoded rows.
 
 mod arrow_types;
 pub mod batch;
 pub mod broker;
+pub mod chunks;
 pub mod compression;
 pub mod crc;
 pub mod decode;
@@ -26,6 +29,7 @@ pub mod entry_metadata;
 pub mod error;
 pub mod frame;
 pub mod kafka;
+pub mod message_id;
 pub mod metadata;
 pub mod processor;
 pub mod seek;
@@ -38,7 +42,8 @@ pub mod proto {
 
 pub use compression::{Codec, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 pub use decode::{message_schema, DecodeOptions, Decoder, EntryId};
-pub use encode::{encode_entry, EncodeOptions, Key, MessageInput};
+pub use encode::{encode_chunked, encode_entry, EncodeOptions, Key, MessageInput};
 pub use error::{EntryError, Result};
 pub use frame::EntryView;
+pub use message_id::{AnyMessageId, ChunkMessageId, MessageId};
 pub use processor::{PayloadProcessor, Processors};

@@ -97,6 +97,7 @@ fn schema_has_the_documented_columns() {
         "compacted_out",
         "schema_version",
         "compression",
+        "uncompressed_size",
         "encrypted",
         "broker_timestamp",
         "broker_index",

@@ -4,22 +4,32 @@
 //! (pyo3-arrow), so input entries and output messages are never copied
 //! between Python and Rust. The GIL is released while entries are decoded.
 
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema};
+use pulsar_entries_core::chunks::{self, Reassembler, ReassemblyOptions};
 use pulsar_entries_core::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 use pulsar_entries_core::decode::MAX_UNCOMPRESSED_SIZE_CAP;
+use pulsar_entries_core::message_id::message_id_arrays;
 use pulsar_entries_core::metadata::MessageMetadataView;
 use pulsar_entries_core::{
-    encode_entry as core_encode, message_schema, Codec, DecodeOptions, Decoder, EncodeOptions,
-    EntryError, EntryView, Key, MessageInput,
+    encode_chunked as core_encode_chunked, encode_entry as core_encode, message_schema,
+    AnyMessageId, ChunkMessageId, Codec, DecodeOptions, Decoder, EncodeOptions, EntryError,
+    EntryView, Key, MessageId, MessageInput,
 };
 
 mod broker;
 mod kafka;
 mod processors;
+use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3_arrow::error::PyArrowResult;
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::{PyArray, PyTable};
@@ -314,7 +324,36 @@ fn encode_entry<'py>(
         .enumerate()
         .map(|(i, m)| message_input(m, i))
         .collect::<PyResult<Vec<_>>>()?;
-    let opts = EncodeOptions {
+    let opts = encode_options(
+        batch,
+        compression,
+        producer_name,
+        sequence_id,
+        publish_time,
+        broker_timestamp,
+        broker_index,
+        checksum,
+        properties,
+    )?;
+    let bytes = py
+        .detach(|| core_encode(&inputs, &opts))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn encode_options(
+    batch: Option<bool>,
+    compression: &str,
+    producer_name: &str,
+    sequence_id: u64,
+    publish_time: Option<u64>,
+    broker_timestamp: Option<u64>,
+    broker_index: Option<u64>,
+    checksum: bool,
+    properties: Option<Bound<'_, PyAny>>,
+) -> PyResult<EncodeOptions> {
+    Ok(EncodeOptions {
         batch,
         compression: compression
             .parse()
@@ -329,11 +368,447 @@ fn encode_entry<'py>(
             Some(p) => string_pairs(&p)?,
             None => Vec::new(),
         },
+    })
+}
+
+/// Adds or replaces an entry's broker-entry-metadata prefix, as the broker's
+/// interceptors write it; the checksummed part is kept byte for byte.
+#[pyfunction]
+#[pyo3(signature = (entry, *, broker_timestamp=None, broker_index=None))]
+fn set_broker_entry_metadata<'py>(
+    py: Python<'py>,
+    entry: &[u8],
+    broker_timestamp: Option<u64>,
+    broker_index: Option<u64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bem = pulsar_entries_core::proto::BrokerEntryMetadata {
+        broker_timestamp,
+        index: broker_index,
     };
-    let bytes = py
-        .detach(|| core_encode(&inputs, &opts))
+    let out = pulsar_entries_core::encode::set_broker_entry_metadata(entry, &bem)
+        .map_err(format_error)?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// Encodes one message as the chunk entries Pulsar's Java producer stores
+/// with chunking enabled.
+#[pyfunction]
+#[pyo3(signature = (message, *, chunk_size, compression="none", producer_name="pulsar-entries", sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=true, properties=None))]
+#[allow(clippy::too_many_arguments)]
+fn encode_chunked<'py>(
+    py: Python<'py>,
+    message: Bound<'py, PyAny>,
+    chunk_size: usize,
+    compression: &str,
+    producer_name: &str,
+    sequence_id: u64,
+    publish_time: Option<u64>,
+    broker_timestamp: Option<u64>,
+    broker_index: Option<u64>,
+    checksum: bool,
+    properties: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let input = message_input(&message, 0)?;
+    let opts = encode_options(
+        Some(false),
+        compression,
+        producer_name,
+        sequence_id,
+        publish_time,
+        broker_timestamp,
+        broker_index,
+        checksum,
+        properties,
+    )?;
+    let entries = py
+        .detach(|| core_encode_chunked(&input, &opts, chunk_size))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(PyBytes::new(py, &bytes))
+    PyList::new(py, entries.iter().map(|e| PyBytes::new(py, e)))
+}
+
+// ------------------------------------------------------------------ reassembly
+
+fn reassembly_options(
+    max_pending: Option<usize>,
+    expire_after_ms: Option<i64>,
+    max_message_size: usize,
+) -> PyResult<ReassemblyOptions> {
+    if max_message_size > MAX_UNCOMPRESSED_SIZE_CAP {
+        return Err(PyValueError::new_err(format!(
+            "max_message_size {max_message_size} exceeds the supported maximum {MAX_UNCOMPRESSED_SIZE_CAP}"
+        )));
+    }
+    if max_pending == Some(0) {
+        return Err(PyValueError::new_err(
+            "max_pending must be at least 1 (None means unlimited)",
+        ));
+    }
+    if expire_after_ms.is_some_and(|e| e < 0) {
+        return Err(PyValueError::new_err(
+            "expire_after_ms must not be negative (None means never)",
+        ));
+    }
+    Ok(ReassemblyOptions {
+        max_pending,
+        expire_after_ms,
+        max_message_size,
+    })
+}
+
+fn value_error(e: impl ToString) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Rebuilds chunked messages from decoded rows (topic order).
+#[pyfunction]
+#[pyo3(signature = (messages, *, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+fn reassemble_chunks<'py>(
+    py: Python<'py>,
+    messages: AnyRecordBatch,
+    max_pending: Option<usize>,
+    expire_after_ms: Option<i64>,
+    max_message_size: usize,
+) -> PyArrowResult<Bound<'py, PyAny>> {
+    let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
+    let reader = messages.into_reader()?;
+    let input_schema = reader.schema();
+    let result = py.detach(move || -> Result<_, String> {
+        let mut r = Reassembler::new(input_schema, opts).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        for batch in reader {
+            let batch = batch.map_err(|e| e.to_string())?;
+            out.push(r.push(&batch).map_err(|e| e.to_string())?);
+        }
+        out.push(r.finish().map_err(|e| e.to_string())?);
+        out.retain(|b| b.num_rows() > 0);
+        Ok((out, r.schema()))
+    });
+    let (batches, schema) = result.map_err(PyValueError::new_err)?;
+    Ok(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
+}
+
+fn collect_batches(input: AnyRecordBatch) -> PyResult<Vec<RecordBatch>> {
+    let reader = input.into_reader()?;
+    reader.collect::<Result<Vec<_>, _>>().map_err(value_error)
+}
+
+/// The partition pass of a distributed reassembly (see `pulsar_entries.chunks`).
+#[pyfunction]
+#[pyo3(signature = (messages, *, seeds=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+fn reassemble_partition<'py>(
+    py: Python<'py>,
+    messages: AnyRecordBatch,
+    seeds: Option<HashMap<i32, i64>>,
+    max_pending: Option<usize>,
+    expire_after_ms: Option<i64>,
+    max_message_size: usize,
+) -> PyArrowResult<Bound<'py, PyTuple>> {
+    let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
+    let batches = collect_batches(messages)?;
+    let Some(first) = batches.first() else {
+        return Err(
+            PyValueError::new_err("reassemble_partition needs at least one record batch").into(),
+        );
+    };
+    let input = first.schema();
+    let seeds = seeds.unwrap_or_default();
+    let result = py
+        .detach(|| chunks::reassemble_partition(&batches, opts, &seeds))
+        .map_err(value_error)?;
+    let done = PyTable::try_new(result.done, chunks::output_schema(&input))?.into_pyarrow(py)?;
+    let leftovers = PyTable::try_new(vec![result.leftovers], chunks::leftover_schema(&input))?
+        .into_pyarrow(py)?;
+    Ok(PyTuple::new(py, [done, leftovers])?)
+}
+
+/// Decides the messages handed on by `reassemble_partition`.
+#[pyfunction]
+#[pyo3(signature = (leftovers, *, final_watermarks=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+fn finish_leftovers<'py>(
+    py: Python<'py>,
+    leftovers: AnyRecordBatch,
+    final_watermarks: Option<HashMap<i32, i64>>,
+    max_pending: Option<usize>,
+    expire_after_ms: Option<i64>,
+    max_message_size: usize,
+) -> PyArrowResult<Bound<'py, PyAny>> {
+    let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
+    let reader = leftovers.into_reader()?;
+    let schema = reader.schema();
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(value_error)?;
+    let keep: Vec<Field> = schema
+        .fields()
+        .iter()
+        .filter(|f| f.name() != chunks::WATERMARK_COLUMN && f.name() != chunks::ROLE_COLUMN)
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let output = chunks::output_schema(&Schema::new(keep));
+    let finals = final_watermarks.unwrap_or_default();
+    let out = if batches.iter().all(|b| b.num_rows() == 0) {
+        vec![]
+    } else {
+        py.detach(|| chunks::finish_leftovers(&batches, opts, &finals))
+            .map_err(value_error)?
+    };
+    Ok(PyTable::try_new(out, output)?.into_pyarrow(py)?)
+}
+
+/// The table with `message_id` (serialized, binary) and `message_id_str`
+/// (Java's text form) appended.
+#[pyfunction]
+fn with_message_ids<'py>(
+    py: Python<'py>,
+    table: AnyRecordBatch,
+) -> PyArrowResult<Bound<'py, PyAny>> {
+    let reader = table.into_reader()?;
+    let schema = reader.schema();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for name in ["message_id", "message_id_str"] {
+        if schema.column_with_name(name).is_some() {
+            return Err(
+                PyValueError::new_err(format!("the table already has a `{name}` column")).into(),
+            );
+        }
+    }
+    fields.push(Field::new("message_id", DataType::Binary, true));
+    fields.push(Field::new("message_id_str", DataType::Utf8, true));
+    let out_schema = Arc::new(Schema::new(fields));
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(value_error)?;
+    let out = py
+        .detach(|| -> Result<Vec<RecordBatch>, String> {
+            batches
+                .iter()
+                .map(|b| {
+                    let (bytes, text) = message_id_arrays(b).map_err(|e| e.to_string())?;
+                    let mut cols = b.columns().to_vec();
+                    cols.push(Arc::new(bytes));
+                    cols.push(Arc::new(text));
+                    RecordBatch::try_new(out_schema.clone(), cols).map_err(|e| e.to_string())
+                })
+                .collect()
+        })
+        .map_err(PyValueError::new_err)?;
+    Ok(PyTable::try_new(out, out_schema)?.into_pyarrow(py)?)
+}
+
+// ------------------------------------------------------------------ message ids
+
+/// A message position, as Pulsar's Java client compares, prints and
+/// serializes it (`MessageIdImpl` / `BatchMessageIdImpl`).
+#[pyclass(name = "MessageId", module = "pulsar_entries", subclass, frozen)]
+struct PyMessageId {
+    inner: MessageId,
+}
+
+fn any_id(obj: &Bound<'_, PyAny>) -> Option<AnyMessageId> {
+    if let Ok(c) = obj.cast::<PyChunkMessageId>() {
+        return Some(c.get().chunk.into());
+    }
+    obj.cast::<PyMessageId>().ok().map(|m| m.get().inner.into())
+}
+
+fn new_message_id(py: Python<'_>, id: MessageId) -> PyResult<Py<PyMessageId>> {
+    Py::new(py, PyMessageId { inner: id })
+}
+
+fn new_any_id(py: Python<'_>, id: AnyMessageId) -> PyResult<Py<PyAny>> {
+    Ok(match id {
+        AnyMessageId::Message(m) => new_message_id(py, m)?.into_any(),
+        AnyMessageId::Chunk(c) => Py::new(
+            py,
+            PyClassInitializer::from(PyMessageId { inner: c.last })
+                .add_subclass(PyChunkMessageId { chunk: c }),
+        )?
+        .into_any(),
+    })
+}
+
+#[pymethods]
+impl PyMessageId {
+    #[new]
+    #[pyo3(signature = (ledger_id, entry_id, partition=-1, batch_index=-1, batch_size=None))]
+    fn new(
+        ledger_id: i64,
+        entry_id: i64,
+        partition: i32,
+        batch_index: i32,
+        batch_size: Option<i32>,
+    ) -> Self {
+        PyMessageId {
+            inner: MessageId::batch(ledger_id, entry_id, partition, batch_index, batch_size),
+        }
+    }
+
+    #[getter]
+    fn ledger_id(&self) -> i64 {
+        self.inner.ledger_id
+    }
+
+    #[getter]
+    fn entry_id(&self) -> i64 {
+        self.inner.entry_id
+    }
+
+    #[getter]
+    fn partition(&self) -> i32 {
+        self.inner.partition
+    }
+
+    #[getter]
+    fn batch_index(&self) -> i32 {
+        self.inner.batch_index
+    }
+
+    #[getter]
+    fn batch_size(&self) -> Option<i32> {
+        self.inner.batch_size
+    }
+
+    /// Java's `MessageId.toByteArray()`.
+    fn serialize<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.serialize())
+    }
+
+    /// Java's `MessageId.fromByteArray()`: a `MessageId` or a `ChunkMessageId`.
+    #[staticmethod]
+    fn deserialize(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyAny>> {
+        let id = AnyMessageId::deserialize(data).map_err(format_error)?;
+        new_any_id(py, id)
+    }
+
+    fn __str__(&self) -> String {
+        self.inner.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        let m = &self.inner;
+        format!(
+            "MessageId(ledger_id={}, entry_id={}, partition={}, batch_index={}, batch_size={})",
+            m.ledger_id,
+            m.entry_id,
+            m.partition,
+            m.batch_index,
+            m.batch_size.map_or("None".into(), |s| s.to_string())
+        )
+    }
+
+    fn __richcmp__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        op: CompareOp,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let (Some(a), Some(b)) = (any_id(slf.as_any()), any_id(other)) else {
+            return Ok(py.NotImplemented());
+        };
+        Ok(op
+            .matches(a.cmp(&b))
+            .into_pyobject(py)?
+            .to_owned()
+            .into_any()
+            .unbind())
+    }
+
+    fn __hash__(slf: &Bound<'_, Self>) -> u64 {
+        let mut h = DefaultHasher::new();
+        any_id(slf.as_any()).expect("a message id").hash(&mut h);
+        h.finish()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let m = slf.get().inner;
+        let args = (
+            m.ledger_id,
+            m.entry_id,
+            m.partition,
+            m.batch_index,
+            m.batch_size,
+        );
+        PyTuple::new(
+            slf.py(),
+            [
+                slf.get_type().into_any(),
+                args.into_pyobject(slf.py())?.into_any(),
+            ],
+        )
+    }
+}
+
+/// A chunked message's id: the first and the last chunk (PIP-107). It is the
+/// last chunk's position for equality, ordering and hashing, as in Java
+/// (whose `hashCode` alone also mixes in the first chunk); a consumer seeks
+/// to the first chunk.
+#[pyclass(name = "ChunkMessageId", module = "pulsar_entries", extends = PyMessageId, frozen)]
+struct PyChunkMessageId {
+    chunk: ChunkMessageId,
+}
+
+#[pymethods]
+impl PyChunkMessageId {
+    #[new]
+    fn new(
+        first: &Bound<'_, PyMessageId>,
+        last: &Bound<'_, PyMessageId>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let (first, last) = (first.get().inner, last.get().inner);
+        if first.is_batch() || last.is_batch() {
+            return Err(PyValueError::new_err(
+                "chunks are never batched: both halves need batch_index -1",
+            ));
+        }
+        let chunk = ChunkMessageId::new(first, last);
+        Ok(PyClassInitializer::from(PyMessageId { inner: chunk.last })
+            .add_subclass(PyChunkMessageId { chunk }))
+    }
+
+    #[getter]
+    fn first(&self, py: Python<'_>) -> PyResult<Py<PyMessageId>> {
+        new_message_id(py, self.chunk.first)
+    }
+
+    #[getter]
+    fn last(&self, py: Python<'_>) -> PyResult<Py<PyMessageId>> {
+        new_message_id(py, self.chunk.last)
+    }
+
+    fn serialize<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.chunk.serialize())
+    }
+
+    fn __str__(&self) -> String {
+        self.chunk.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        let (f, l) = (self.chunk.first, self.chunk.last);
+        format!(
+            "ChunkMessageId(first=MessageId({}, {}, {}), last=MessageId({}, {}, {}))",
+            f.ledger_id, f.entry_id, f.partition, l.ledger_id, l.entry_id, l.partition
+        )
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let c = slf.get().chunk;
+        let args = (new_message_id(py, c.first)?, new_message_id(py, c.last)?);
+        PyTuple::new(
+            py,
+            [
+                slf.get_type().into_any(),
+                args.into_pyobject(py)?.into_any(),
+            ],
+        )
+    }
+}
+
+/// The position a consumer seeks to for `message_id`: the first chunk of a
+/// chunked message, the id itself otherwise.
+#[pyfunction]
+fn seek_position(py: Python<'_>, message_id: &Bound<'_, PyAny>) -> PyResult<Py<PyMessageId>> {
+    let id = any_id(message_id).ok_or_else(|| {
+        PyTypeError::new_err("seek_position expects a MessageId or ChunkMessageId")
+    })?;
+    new_message_id(py, id.seek_position())
 }
 
 /// One row of metadata per entry, from a binary (or large_binary) Arrow array.
@@ -372,5 +847,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<processors::PyEntryContext>()?;
     broker::register(m)?;
     kafka::register(m)?;
+    m.add_function(wrap_pyfunction!(encode_chunked, m)?)?;
+    m.add_function(wrap_pyfunction!(set_broker_entry_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(reassemble_chunks, m)?)?;
+    m.add_function(wrap_pyfunction!(reassemble_partition, m)?)?;
+    m.add_function(wrap_pyfunction!(finish_leftovers, m)?)?;
+    m.add_function(wrap_pyfunction!(with_message_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(seek_position, m)?)?;
+    m.add_class::<PyMessageId>()?;
+    m.add_class::<PyChunkMessageId>()?;
     Ok(())
 }

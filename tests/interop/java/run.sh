@@ -3,6 +3,8 @@
 #
 #   tests/interop/java/run.sh generate            > cases.json
 #   echo '["0e01..."]' | tests/interop/java/run.sh parse
+#   tests/interop/java/run.sh chunks              > chunked messages + chunk ids
+#   echo '[{"op":"parse","bytes":"080a1003"}]' | tests/interop/java/run.sh msgid
 #   tests/interop/java/run.sh build               (build only)
 #
 # Rebuilds when target/classes or target/lib is missing, or when pom.xml / src changed

@@ -22,6 +22,8 @@ import java.util.Objects;
  *   parse      read a JSON array of entry hex strings from stdin, print Pulsar's view of each
  *   stamp      read {"start_index", "timestamp", "index", "entries": [hex]} from stdin, print each
  *              entry as a broker with Pulsar's entry-metadata interceptors stores it
+ *   chunks     print chunked messages built with Pulsar's classes, with their chunk message ids
+ *   msgid      read a JSON array of message-id requests from stdin (serialize / parse / compare)
  * </pre>
  *
  * stdout carries only JSON; logs and diagnostics go to stderr.
@@ -45,8 +47,12 @@ public final class Harness {
             case "parse" -> parse(System.in.readAllBytes(), System.out);
             case "stamp" -> printArray(System.out,
                     Stamper.stamp(MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8))));
+            case "chunks" -> printArray(System.out, ChunkTools.chunks());
+            case "msgid" -> printArray(System.out,
+                    ChunkTools.messageIds(MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8))));
             default -> {
-                System.err.println("usage: Harness generate | parse | stamp  (parse and stamp read JSON on stdin)");
+                System.err.println("usage: Harness generate | parse | stamp | chunks | msgid"
+                        + "  (parse, stamp and msgid read JSON on stdin)");
                 System.exit(2);
             }
         }

@@ -4,7 +4,7 @@
 
 seeds/decode_entry/*: valid entries from ``pulsar_entries.encode_entry``
 (every codec, single and batch, checksum on/off, broker prefix, keys,
-properties, null values).
+properties, null values), and KoP Kafka entries (every Kafka codec).
 seeds/decompress/*: ``[codec byte][u32 BE uncompressed size][compressed payload]``,
 the layout of the ``decompress`` target, taken from the same entries.
 """
@@ -123,6 +123,20 @@ write(
 # PIP-429 compacted batch: 3 messages declared, indexes 0 and 2 retained.
 three = pulsar_entries.encode_entry([{"value": b"a"}, {"value": b"b"}, {"value": b"c"}], checksum=False)
 write(entry_dir, "compacted", with_extra_fields(three, field_varint(31, 0) + field_varint(31, 2)))
+
+# KoP `entry.format=kafka` entries (the built-in Kafka processor), every Kafka codec,
+# two batches in one entry, broker-stamped.
+from pulsar_entries import kafka  # noqa: E402
+
+for codec in kafka.CODECS:
+    records = [{"key": b"k%d" % i, "value": text(40), "headers": [("h", b"\xff\x00")], "timestamp": 1_700_000_000_000 + i}
+               for i in range(3)]
+    batches = [kafka.record_batch(records, compression=codec, base_timestamp=1_700_000_000_000),
+               kafka.record_batch(records[:1], compression=codec, base_timestamp=1_700_000_000_000)]
+    kop = kafka.kop_entry(batches, publish_time=1_700_000_000_000)
+    stamped = pulsar_entries.stamp(pulsar_entries.entries_table([kop]), timestamps=1_700_000_000_001)
+    write(entry_dir, f"kop-{codec}", stamped["data"][0].as_py())
+write(entry_dir, "kop-control", kafka.kop_entry([kafka.control_batch(True, producer_id=7, timestamp=1)], publish_time=1))
 
 files = list(root.rglob("*"))
 total = sum(f.stat().st_size for f in files if f.is_file())

@@ -23,8 +23,8 @@ use crate::compression::{Codec, Decompressor, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use crate::error::{EntryError, Result};
 use crate::frame::EntryView;
 use crate::processor::{
-    base_offset, marker_message, single_message, EntryContext, Message, MessageProperties,
-    Processors, PulsarProcessor, Sink, TxnKey, TxnOutcome,
+    base_offset, marker_message, single_message, EntryContext, Message, MessageHeaders,
+    MessageProperties, Processors, PulsarProcessor, Sink, TxnKey, TxnOutcome,
 };
 
 /// The largest `max_uncompressed_size` accepted: keeps every output column's
@@ -363,24 +363,31 @@ impl Columns {
                             self.bytes += k.len() + v.as_deref().map_or(0, str::len);
                         }
                     }
+                    MessageProperties::Headers(headers) => {
+                        for (k, v) in headers.iter() {
+                            self.properties
+                                .keys()
+                                .append_value(String::from_utf8_lossy(k));
+                            self.properties
+                                .values()
+                                .append_option(v.map(String::from_utf8_lossy));
+                            self.bytes += k.len() + v.map_or(0, <[u8]>::len);
+                        }
+                    }
                 }
                 self.properties
                     .append(true)
                     .expect("keys and values stay aligned");
                 match &m.headers {
-                    Some(headers) => {
-                        let items = self.headers.values();
+                    Some(MessageHeaders::Raw(headers)) => {
+                        for (k, v) in headers.iter() {
+                            self.append_header(&String::from_utf8_lossy(k), *v);
+                        }
+                        self.headers.append(true);
+                    }
+                    Some(MessageHeaders::Pairs(headers)) => {
                         for (k, v) in headers {
-                            items
-                                .field_builder::<StringBuilder>(0)
-                                .expect("header key builder")
-                                .append_value(k);
-                            items
-                                .field_builder::<BinaryBuilder>(1)
-                                .expect("header value builder")
-                                .append_option(*v);
-                            items.append(true);
-                            self.bytes += k.len() + v.map_or(0, <[u8]>::len);
+                            self.append_header(k, *v);
                         }
                         self.headers.append(true);
                     }
@@ -413,6 +420,20 @@ impl Columns {
                 self.bytes += error.len() + 64;
             }
         }
+    }
+
+    fn append_header(&mut self, key: &str, value: Option<&[u8]>) {
+        let items = self.headers.values();
+        items
+            .field_builder::<StringBuilder>(0)
+            .expect("header key builder")
+            .append_value(key);
+        items
+            .field_builder::<BinaryBuilder>(1)
+            .expect("header value builder")
+            .append_option(value);
+        items.append(true);
+        self.bytes += key.len() + value.map_or(0, <[u8]>::len);
     }
 
     /// Finishes every column but `txn_status`, in schema order.

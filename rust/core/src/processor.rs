@@ -82,11 +82,24 @@ pub enum TxnOutcome {
     Aborted,
 }
 
-/// A message's properties: Pulsar's lazily read KeyValues, or explicit pairs.
+/// Kafka record headers as read: UTF-8 keys (by contract) and byte values.
+pub type RawHeaders<'a> = [(&'a [u8], Option<&'a [u8]>)];
+
+/// A message's properties: Pulsar's lazily read KeyValues, explicit pairs,
+/// or Kafka headers read as text (invalid UTF-8 replaced, as KoP's
+/// `new String(value, UTF_8)` does).
 #[derive(Debug, Clone)]
 pub enum MessageProperties<'a> {
     Pulsar(Properties<'a>),
     Pairs(Vec<(Cow<'a, str>, Option<Cow<'a, str>>)>),
+    Headers(&'a RawHeaders<'a>),
+}
+
+/// A message's exact headers (`headers` column).
+#[derive(Debug, Clone)]
+pub enum MessageHeaders<'a> {
+    Raw(&'a RawHeaders<'a>),
+    Pairs(Vec<(Cow<'a, str>, Option<&'a [u8]>)>),
 }
 
 impl Default for MessageProperties<'_> {
@@ -118,7 +131,7 @@ pub struct Message<'a> {
     pub ordering_key: Option<&'a [u8]>,
     pub properties: MessageProperties<'a>,
     /// Exact (key, value) pairs, for formats whose headers are bytes.
-    pub headers: Option<Vec<(Cow<'a, str>, Option<&'a [u8]>)>>,
+    pub headers: Option<MessageHeaders<'a>>,
     /// `None` is a null value.
     pub value: Option<&'a [u8]>,
     pub compacted_out: bool,

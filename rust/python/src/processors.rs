@@ -15,8 +15,9 @@ use pulsar_entries_core::batch::BatchRecord;
 use pulsar_entries_core::kafka::KafkaProcessor;
 use pulsar_entries_core::metadata::{MessageMetadataView, SingleMessageMetadataView};
 use pulsar_entries_core::processor::{
-    batch_message, pulsar_messages, single_message, EntryContext, Message, MessageProperties,
-    PayloadProcessor, Processors, PulsarProcessor, Selector, Sink, TimestampType,
+    batch_message, pulsar_messages, single_message, EntryContext, Message, MessageHeaders,
+    MessageProperties, PayloadProcessor, Processors, PulsarProcessor, Selector, Sink,
+    TimestampType,
 };
 use pulsar_entries_core::EntryError;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -359,9 +360,11 @@ impl PayloadProcessor for PyProcessor {
                         .collect(),
                 ),
                 headers: o.headers.as_ref().map(|hs| {
-                    hs.iter()
-                        .map(|(k, v)| (Cow::Borrowed(k.as_str()), v.as_deref()))
-                        .collect()
+                    MessageHeaders::Pairs(
+                        hs.iter()
+                            .map(|(k, v)| (Cow::Borrowed(k.as_str()), v.as_deref()))
+                            .collect(),
+                    )
                 }),
                 value: o.value.as_deref(),
                 compacted_out: o.compacted_out,
@@ -432,6 +435,11 @@ pub fn message_dict<'py>(py: Python<'py>, m: &Message<'_>) -> PyResult<Bound<'py
         MessageProperties::Pairs(pairs) => {
             for (k, v) in pairs {
                 props.set_item(k.as_ref(), v.as_deref())?;
+            }
+        }
+        MessageProperties::Headers(headers) => {
+            for (k, v) in headers.iter() {
+                props.set_item(String::from_utf8_lossy(k), v.map(String::from_utf8_lossy))?;
             }
         }
     }

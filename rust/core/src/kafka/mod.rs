@@ -15,8 +15,8 @@ use base64::Engine as _;
 
 use crate::error::{EntryError, Result};
 use crate::processor::{
-    EntryContext, MarkerInfo, Message, MessageProperties, PayloadProcessor, Selector, Sink,
-    TimestampType, TxnKey, TxnOutcome,
+    EntryContext, MarkerInfo, Message, MessageHeaders, MessageProperties, PayloadProcessor,
+    Selector, Sink, TimestampType, TxnKey, TxnOutcome,
 };
 use codec::{decompress, DecompressError, KafkaCodec};
 use records::{control_type, parse_records, split_batches, Record, CONTROL_ABORT, CONTROL_COMMIT};
@@ -119,11 +119,9 @@ impl PayloadProcessor for KafkaProcessor {
             }
             buffers.push(out);
         }
-        let base = ctx.base_offset();
-        let mut messages: Vec<Message<'_>> = Vec::new();
-        let mut records: Vec<Record<'_>> = Vec::new();
-        let mut span_before: i64 = 0;
-        let mut index: i32 = 0;
+        // Parse every batch's records before building messages, which borrow
+        // their headers from these records.
+        let mut parsed: Vec<Vec<Record<'_>>> = Vec::with_capacity(batches.len());
         for (i, (b, buf)) in batches.iter().zip(&buffers).enumerate() {
             let codec = KafkaCodec::from_attributes(b.attributes).unwrap_or_default();
             let section = if codec == KafkaCodec::None {
@@ -131,40 +129,47 @@ impl PayloadProcessor for KafkaProcessor {
             } else {
                 buf.as_slice()
             };
-            records.clear();
+            let mut records = Vec::new();
             parse_records(section, b.records_count, &mut records).map_err(|e| {
-                let at = if codec == KafkaCodec::None {
-                    b.position + records::RECORD_BATCH_OVERHEAD + e.position
+                if codec == KafkaCodec::None {
+                    kafka_error(
+                        ctx,
+                        i,
+                        b.position + records::RECORD_BATCH_OVERHEAD + e.position,
+                        e.reason,
+                    )
                 } else {
-                    b.position
-                };
-                let reason = if codec == KafkaCodec::None {
-                    e.reason
-                } else {
-                    format!("{} (decompressed records offset {})", e.reason, e.position)
-                };
-                kafka_error(ctx, i, at, reason)
+                    let reason =
+                        format!("{} (decompressed records offset {})", e.reason, e.position);
+                    kafka_error(ctx, i, b.position, reason)
+                }
             })?;
+            parsed.push(records);
+        }
+        let base = ctx.base_offset();
+        let mut messages: Vec<Message<'_>> = Vec::with_capacity(parsed.iter().map(Vec::len).sum());
+        let mut span_before: i64 = 0;
+        let mut index: i32 = 0;
+        for (b, records) in batches.iter().zip(&parsed) {
+            let codec = KafkaCodec::from_attributes(b.attributes).unwrap_or_default();
             // KoP rewrites the first batch's base offset on fetch to the
             // entry's base; later batches follow at their offset spans.
             let batch_base = match base {
                 Some(base) => base + span_before,
                 None => b.base_offset,
             };
-            let (timestamp_type, txn) = (
-                if b.is_log_append_time() {
-                    TimestampType::LogAppendTime
-                } else {
-                    TimestampType::CreateTime
-                },
-                b.is_transactional().then_some(TxnKey::Kafka {
-                    producer_id: b.producer_id,
-                }),
-            );
+            let timestamp_type = if b.is_log_append_time() {
+                TimestampType::LogAppendTime
+            } else {
+                TimestampType::CreateTime
+            };
+            let txn = b.is_transactional().then_some(TxnKey::Kafka {
+                producer_id: b.producer_id,
+            });
             let txnid = b
                 .is_transactional()
                 .then_some((b.producer_id, i64::from(b.producer_epoch)));
-            for r in records.drain(..) {
+            for r in records {
                 let timestamp = if b.is_log_append_time() {
                     b.max_timestamp
                 } else {
@@ -177,16 +182,6 @@ impl PayloadProcessor for KafkaProcessor {
                     }
                     None => (None, false),
                 };
-                let properties = r
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (String::from_utf8_lossy(k), v.map(String::from_utf8_lossy)))
-                    .collect();
-                let headers = r
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (String::from_utf8_lossy(k), *v))
-                    .collect();
                 let mut m = Message {
                     batch_index: None,
                     sequence_id: b.sequence(r.offset_delta).map(i64::from),
@@ -195,8 +190,8 @@ impl PayloadProcessor for KafkaProcessor {
                     key,
                     key_b64_encoded,
                     ordering_key: r.key,
-                    properties: MessageProperties::Pairs(properties),
-                    headers: Some(headers),
+                    properties: MessageProperties::Headers(&r.headers),
+                    headers: Some(MessageHeaders::Raw(&r.headers)),
                     value: r.value,
                     compacted_out: false,
                     offset: Some(batch_base + i64::from(r.offset_delta)),
@@ -206,8 +201,7 @@ impl PayloadProcessor for KafkaProcessor {
                     marker: None,
                 };
                 if b.is_control() {
-                    let kind = control_type(r.key);
-                    let ends = match kind {
+                    let ends = match control_type(r.key) {
                         Some(CONTROL_COMMIT) => Some((TxnOutcome::Committed, TXN_COMMIT)),
                         Some(CONTROL_ABORT) => Some((TxnOutcome::Aborted, TXN_ABORT)),
                         _ => None,

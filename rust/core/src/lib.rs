@@ -8,13 +8,17 @@
 //! - [`compression`]: the five codecs in Pulsar's stored forms;
 //! - [`batch`]: the batch payload scan, compacted shapes included;
 //! - [`decode`]: entries → Arrow message rows;
-//! - [`encode`]: messages → entries, as Pulsar's Java producer writes them.
+//! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
+//! - [`entries`]: the entry-table input shape;
+//! - [`compaction`]: two-phase compaction, strategies, last-message position.
 
 pub mod batch;
+pub mod compaction;
 pub mod compression;
 pub mod crc;
 pub mod decode;
 pub mod encode;
+pub mod entries;
 pub mod error;
 pub mod frame;
 pub mod metadata;

@@ -20,6 +20,9 @@ import java.util.Objects;
  * <pre>
  *   generate   print a JSON array of test cases built and re-parsed by Pulsar's own code
  *   parse      read a JSON array of entry hex strings from stdin, print Pulsar's view of each
+ *   rebatch    RawBatchConverter.rebatchMessage over [{ledger_id, entry_id, entry, retain, retain_null_key}]
+ *   compact    two-phase compaction of {entries, order, retain_null_key} with Pulsar's pieces
+ *   ledger-records / parse-records   RawMessageImpl.serialize / deserializeFrom
  * </pre>
  *
  * stdout carries only JSON; logs and diagnostics go to stderr.
@@ -41,8 +44,13 @@ public final class Harness {
         switch (cmd) {
             case "generate" -> generate(System.out);
             case "parse" -> parse(System.in.readAllBytes(), System.out);
+            case "rebatch" -> printArray(System.out, Compaction.rebatch(stdinJson()));
+            case "compact" -> printArray(System.out, Compaction.compact(stdinJson()));
+            case "ledger-records" -> printArray(System.out, Compaction.ledgerRecords(stdinJson()));
+            case "parse-records" -> printArray(System.out, Compaction.parseRecords(stdinJson()));
             default -> {
-                System.err.println("usage: Harness generate | parse  (parse reads a JSON array of hex strings on stdin)");
+                System.err.println("usage: Harness generate | parse | rebatch | compact | ledger-records | parse-records"
+                        + "  (all but generate read JSON on stdin)");
                 System.exit(2);
             }
         }
@@ -59,6 +67,10 @@ public final class Harness {
             results.add(node);
         }
         printArray(out, results);
+    }
+
+    private static JsonNode stdinJson() throws IOException {
+        return MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8));
     }
 
     private static void parse(byte[] stdin, PrintStream out) throws IOException {

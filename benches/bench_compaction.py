@@ -105,11 +105,11 @@ def child_stream(path: str) -> dict:
 
     started = time.perf_counter()
     c = pe.Compactor()
-    f = pq.ParquetFile(path)
-    for b in f.iter_batches(batch_size=1_000):
+    # pre_buffer=False: otherwise pyarrow keeps every row group it has read.
+    for b in pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=1_000):
         c.observe(b)
     written = 0
-    for b in f.iter_batches(batch_size=1_000):
+    for b in pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=1_000):
         written += c.write(b).num_rows
     took = time.perf_counter() - started
     s = c.stats()
@@ -162,8 +162,10 @@ def bench_last_position() -> list[str]:
     import pulsar_entries as pe
 
     rows = []
-    for label, size in (("1 KB", 100), ("1 MB", 100_000)):
-        slots = [None if i % 2 else (f"k{i}", b"x" * size) for i in range(10)]
+    rng = random.Random(1)
+    for label, size in (("~1 KB", 200), ("~1 MB", 200_000)):
+        # Incompressible values, so the stored entry really is that large.
+        slots = [None if i % 2 else (f"k{i}", rng.randbytes(size)) for i in range(10)]
         results = {}
         for mode, indexes in (("fast path (field 31)", True), ("scan (no field 31)", False)):
             entry = entrygen.legacy_compacted_batch(slots, codec="zstd", indexes=indexes)

@@ -48,7 +48,8 @@ def _entry_files(path: Path) -> list[Path]:
 
 def _batches(files: list[Path]):
     for f in files:
-        yield from pq.ParquetFile(f).iter_batches(batch_size=8192)
+        # pre_buffer=False: pyarrow would otherwise keep every row group it read.
+        yield from pq.ParquetFile(f, pre_buffer=False).iter_batches(batch_size=1024)
 
 
 def _compaction_summary(stats: dict, took: float) -> str:

@@ -1,20 +1,21 @@
 """pulsar-entries: Apache Pulsar's stored entries, outside the broker.
 
 Decode the entries a Pulsar topic keeps in BookKeeper ledgers and tiered
-storage into Arrow tables, and encode messages back into byte-identical
-entries. The work happens in a Rust core; Arrow data moves zero-copy.
+storage into Arrow tables, encode messages back into byte-identical entries,
+and compact topics as the broker does. The work happens in a Rust core; Arrow
+data moves zero-copy.
 """
 
 from __future__ import annotations
 
-from . import kafka, processors
+from . import kafka, processors, strategies
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    ChunkMessageId,
     EntryContext,
     EntryFormatError,
-    Position,
-    ChunkMessageId,
     MessageId,
+    Position,
     __version__,
     decode,
     encode_chunked,
@@ -23,38 +24,57 @@ from ._native import (
     find_position_by_offset,
     find_position_by_time,
     parse_entry,
-    stamp,
     reassemble_chunks,
     seek_position,
     set_broker_entry_metadata,
+    stamp,
     with_message_ids,
+)
+from .compaction import (
+    Compactor,
+    MessagePosition,
+    compact,
+    find_position_by_publish_time,
+    from_ledger_records,
+    last_message_position,
+    to_ledger_records,
 )
 from .entries import entries_table
 from .message_ids import message_ids, seek
+from .table_view import TableView
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "ChunkMessageId",
+    "Compactor",
     "EntryContext",
     "EntryFormatError",
-    "Position",
-    "ChunkMessageId",
     "MessageId",
+    "MessagePosition",
+    "Position",
+    "TableView",
     "__version__",
+    "compact",
     "decode",
     "encode_chunked",
     "encode_entry",
     "entries_table",
     "entry_metadata",
     "find_position_by_offset",
+    "find_position_by_publish_time",
     "find_position_by_time",
+    "from_ledger_records",
     "kafka",
+    "last_message_position",
+    "message_ids",
     "parse_entry",
     "processors",
-    "stamp",
-    "message_ids",
     "reassemble_chunks",
     "seek",
     "seek_position",
     "set_broker_entry_metadata",
+    "stamp",
+    "strategies",
+    "to_ledger_records",
     "with_message_ids",
 ]

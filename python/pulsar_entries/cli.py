@@ -30,6 +30,7 @@ from . import (
     reassemble_chunks,
     with_message_ids,
 )
+from .compaction import Compactor, MessagePosition, last_message_position
 from .report import Stats, render_html, render_text, stats_from_arrow, stats_from_spark
 from .sample import generate_topic
 
@@ -108,6 +109,40 @@ def _stats(args: argparse.Namespace, path: Path) -> Stats:
 # ----------------------------------------------------------------------------- commands
 
 
+def _entry_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(path.glob("*.parquet"))
+        if not files:
+            raise CliError(f"{path}: no .parquet entry files in this directory")
+        return files
+    if not path.exists():
+        raise CliError(f"{path}: no such file or directory")
+    return [path]
+
+
+def _batches(files: list[Path]):
+    for f in files:
+        # pre_buffer=False: pyarrow would otherwise keep every row group it read.
+        yield from pq.ParquetFile(f, pre_buffer=False).iter_batches(batch_size=1024)
+
+
+def _compaction_summary(stats: dict, took: float) -> str:
+    rate = stats["messages_read"] / took if took else float("inf")
+    return (
+        f"{stats['entries_read']:,} entries ({stats['messages_read']:,} messages, {stats['keys']:,} keys) -> "
+        f"{stats['entries_written']:,} entries ({stats['messages_written']:,} messages) "
+        f"in {took * 1000:.0f} ms ({rate:,.0f} messages/s); "
+        f"{stats['tombstones']:,} tombstones, {stats['null_key_dropped']:,} key-less dropped, "
+        f"{stats['markers']:,} markers, {stats['unreadable_entries']:,} unreadable kept unchanged"
+    )
+
+
+def _describe(position: MessagePosition) -> str:
+    if position == MessagePosition.EARLIEST:
+        return f"{tuple(position)} (EARLIEST: no message)"
+    return f"{position.ledger_id}:{position.entry_id}:{position.batch_index} (publish time {position.publish_time})"
+
+
 def cmd_generate(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -148,6 +183,43 @@ def cmd_inspect(args: argparse.Namespace) -> None:
     if args.html:
         Path(args.html).write_text(render_html(st, f"pulsar-entries: {args.input}"))
         print(f"report written to {args.html}")
+
+
+def cmd_compact(args: argparse.Namespace) -> None:
+    files = _entry_files(Path(args.input))
+    compactor = Compactor(order=args.order, retain_null_key=args.retain_null_key, verify_checksum=not args.no_verify)
+    started = time.perf_counter()
+    # Two passes over the files: memory is bounded by the number of keys, not the topic.
+    for batch in _batches(files):
+        compactor.observe(batch)
+    writer = None
+    try:
+        for batch in _batches(files):
+            out = compactor.write(batch)
+            if writer is None:
+                writer = pq.ParquetWriter(args.out, out.schema)
+            writer.write_table(out)
+    finally:
+        if writer is not None:
+            writer.close()
+    took = time.perf_counter() - started
+    print(f"compacted {_compaction_summary(compactor.stats(), took)} -> {args.out}")
+
+
+def cmd_last_id(args: argparse.Namespace) -> None:
+    compacted = _read_entries(Path(args.input))
+    topic = _read_entries(Path(args.topic)) if args.topic else None
+    horizon = None
+    if args.horizon:
+        try:
+            ledger, entry = (int(x) for x in args.horizon.split(":"))
+        except ValueError:
+            raise CliError(f"--horizon must be LEDGER:ENTRY, not {args.horizon!r}") from None
+        horizon = (ledger, entry)
+    position = last_message_position(
+        compacted, topic_entries=topic, read_compacted=not args.no_read_compacted, horizon=horizon
+    )
+    print(_describe(position))
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -196,6 +268,16 @@ def cmd_demo(args: argparse.Namespace) -> None:
     _print_seeks(topic.entries)
     print("== inspect")
     print(render_text(st))
+    print("== compact (publishing order, as the broker's default compactor)")
+    compactor = Compactor()
+    started = time.perf_counter()
+    compactor.observe(topic.entries)
+    compacted = compactor.write(topic.entries)
+    took = time.perf_counter() - started
+    pq.write_table(compacted, out / "compacted.parquet")
+    print(f"   {_compaction_summary(compactor.stats(), took)} -> {out / 'compacted.parquet'}")
+    print("== last message position of the compacted topic (PIP-429)")
+    print(f"   {_describe(last_message_position(compacted))}")
     report = out / "report.html"
     report.write_text(render_html(st, "pulsar-entries demo topic"))
     print(f"== report written to {report}")
@@ -263,7 +345,7 @@ def _print_seeks(entries: pa.Table) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pulsar-entries",
-        description="Decode, inspect and generate Apache Pulsar stored entries, outside the broker. "
+        description="Decode, inspect, compact and generate Apache Pulsar stored entries, outside the broker. "
         "Runs on embedded local Spark by default.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -300,7 +382,22 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--html", metavar="FILE", help="also write an HTML report with charts to FILE")
     i.set_defaults(func=cmd_inspect)
 
-    m = sub.add_parser("demo", help="generate a sample topic, decode it and summarize it, end to end")
+    c = sub.add_parser("compact", help="compact an entry table as the broker does (two passes, bounded memory)")
+    c.add_argument("input", metavar="IN", help="Parquet file or directory with ledger_id, entry_id, data in topic order")
+    c.add_argument("out", metavar="OUT", help="output Parquet file of compacted entries")
+    c.add_argument("--order", choices=["publish", "event_time"], default="publish", help="survivor order (default publish)")
+    c.add_argument("--retain-null-key", action="store_true", help="keep messages without a key")
+    c.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
+    c.set_defaults(func=cmd_compact)
+
+    li = sub.add_parser("last-id", help="print the last message position of compacted entries (PIP-429)")
+    li.add_argument("input", metavar="IN", help="compacted entries (Parquet file or directory)")
+    li.add_argument("--topic", help="the topic's entries, to choose the source as GetLastMessageId does")
+    li.add_argument("--horizon", help="compaction horizon LEDGER:ENTRY (default: the topic's last entry)")
+    li.add_argument("--no-read-compacted", action="store_true", help="answer as a reader without readCompacted")
+    li.set_defaults(func=cmd_last_id)
+
+    m = sub.add_parser("demo", help="generate a sample topic, decode, compact it and print a summary")
     m.add_argument("--dir", default="sample-topic", help="working directory (default ./sample-topic)")
     m.add_argument("--entries", type=int, default=2000, help="entries in the sample topic (default 2000)")
     m.add_argument("--seed", type=int, default=7, help="random seed (default 7)")

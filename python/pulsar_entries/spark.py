@@ -55,7 +55,8 @@ def conform(batch: pa.RecordBatch, large: bool) -> pa.RecordBatch:
 
 
 def _is_large(batch: pa.RecordBatch) -> bool:
-    return pa.types.is_large_binary(batch.schema.field("data").type)
+    """Whether Spark exchanges large var types in this stage (read off its input)."""
+    return any(pa.types.is_large_binary(f.type) or pa.types.is_large_string(f.type) for f in batch.schema)
 
 
 def _entry_frame(df: DataFrame) -> DataFrame:
@@ -196,3 +197,121 @@ def read_entries(spark: Any, path: str) -> DataFrame:
     """Entries under ``path`` (files or directories of Parquet / Arrow entry tables)."""
     register(spark)
     return spark.read.format("pulsar-entries").load(path)
+
+
+# ----------------------------------------------------------------------------- compaction (PIP-215, PIP-429)
+
+
+def _arrow_schema_of(fn: Any, sample: pa.Table, **kw: Any) -> pa.Schema:
+    return fn(sample, **kw).schema
+
+
+_EMPTY_ENTRIES = pa.table(
+    {"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()), "data": pa.array([], pa.binary())}
+)
+
+
+def compact(
+    df: DataFrame,
+    *,
+    order: str = "publish",
+    retain_null_key: bool = False,
+    verify_checksum: bool = True,
+    max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+) -> DataFrame:
+    """Compacts a DataFrame of entries as :func:`pulsar_entries.compact` does,
+    with the same result, rows in any order.
+
+    Phase one decodes in ``mapInArrow`` into one candidate row per keyed
+    message; Spark shuffles candidates by ``(partition, key)`` and sorts them in
+    topic order, and the core folds each key to its survivor. Phase two groups
+    survivors per original entry and rebuilds each entry that keeps something.
+    Memory per task is bounded by one Arrow batch plus one key's candidates.
+    The result is in topic order.
+    """
+    from pyspark.sql import functions as F
+
+    from . import _native as native
+
+    opts = dict(retain_null_key=retain_null_key, verify_checksum=verify_checksum, max_uncompressed_size=max_uncompressed_size)
+    entries = _entry_frame(df)
+    has_partition = "partition" in entries.columns
+    if not has_partition:
+        entries = entries.withColumn("partition", F.lit(-1).cast("int"))
+
+    cand_schema = native.compaction_candidates(_EMPTY_ENTRIES, **opts).schema
+
+    def candidates(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pulsar_entries import _native as n
+
+        for batch in batches:
+            large = _is_large(batch)
+            for out in n.compaction_candidates(batch, **opts).to_batches():
+                yield conform(out, large)
+
+    cands = entries.mapInArrow(candidates, spark_schema(cand_schema))
+    survivor_schema = native.SurvivorFolder(order=order).finish().schema
+
+    def fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pulsar_entries import _native as n
+
+        folder = n.SurvivorFolder(order=order)
+        large = False
+        for batch in batches:
+            large = _is_large(batch)
+            for out in folder.push(batch).to_batches():
+                yield conform(out, large)
+        for out in folder.finish().to_batches():
+            yield conform(out, large)
+
+    keyed = (
+        cands.filter(F.col("key").isNotNull())
+        .repartition("partition", "key")
+        .sortWithinPartitions("partition", "key", "ledger_id", "entry_id", "batch_index")
+        .mapInArrow(fold, spark_schema(survivor_schema))
+    )
+    keyless = cands.filter(F.col("key").isNull()).select(*survivor_schema.names)
+    retained = (
+        keyed.unionByName(keyless)
+        .groupBy("partition", "ledger_id", "entry_id")
+        .agg(F.sort_array(F.collect_set("batch_index")).alias("retained"))
+    )
+    # The output has `partition` exactly when the input did, as in-process.
+    out_schema = pa.schema(
+        [pa.field("ledger_id", pa.int64(), False), pa.field("entry_id", pa.int64(), False)]
+        + ([pa.field("partition", pa.int32(), False)] if has_partition else [])
+        + [pa.field("data", pa.binary()), pa.field("error", pa.string())]
+    )
+    names = out_schema.names
+
+    def rebuild(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pulsar_entries import _native as n
+
+        for batch in batches:
+            large = _is_large(batch)
+            for out in n.rebuild_entries(batch, **opts).to_batches():
+                yield conform(out.select(names), large)
+
+    joined = entries.join(retained, ["partition", "ledger_id", "entry_id"], "inner")
+    rebuilt = joined.select("ledger_id", "entry_id", "data", "partition", "retained").mapInArrow(
+        rebuild, spark_schema(out_schema)
+    )
+    # Compacted entries in topic order, as a compacted ledger holds them.
+    return rebuilt.orderBy(*([c for c in ("partition",) if has_partition] + ["ledger_id", "entry_id"]))
+
+
+def last_message_position(df: DataFrame) -> Any:
+    """The last-message position of compacted entries (PIP-429), as
+    :func:`pulsar_entries.last_message_position`: only the last entry is read."""
+    from . import compaction
+
+    cols = [c for c in ("ledger_id", "entry_id", "data", "partition") if c in df.columns]
+    order = [F_desc(c) for c in ("partition", "ledger_id", "entry_id") if c in cols]
+    last = df.select(*cols).orderBy(*order).limit(1).toArrow()
+    return compaction.last_message_position(last)
+
+
+def F_desc(name: str) -> Any:
+    from pyspark.sql import functions as F
+
+    return F.col(name).desc()

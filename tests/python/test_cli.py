@@ -59,6 +59,33 @@ def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
     assert "<svg" in (tmp_path / "report.html").read_text()
     assert "seek to " in out and "processors (rows)" in out and "kafka" in out
     assert "chunked messages: " in out and " reassembled from " in out and "complete " in out
+    # The demo also compacts the topic and prints its last-message position.
+    assert "== compact" in out and " unreadable kept unchanged" in out
+    compacted = pq.read_table(tmp_path / "compacted.parquet")
+    position = pe.last_message_position(compacted)
+    assert f"{position.ledger_id}:{position.entry_id}:{position.batch_index}" in out.split("== last message position")[1]
+
+
+def test_compact_and_last_id(tmp_path, capsys):
+    topic = generate_topic(120, seed=5)
+    (tmp_path / "topic").mkdir()
+    pq.write_table(topic.entries.slice(0, 60), tmp_path / "topic" / "a.parquet")
+    pq.write_table(topic.entries.slice(60), tmp_path / "topic" / "b.parquet")
+    out = tmp_path / "compacted.parquet"
+    assert main(["compact", str(tmp_path / "topic"), str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("compacted 120 entries") and str(out) in printed
+    assert pq.read_table(out).equals(pe.compact(topic.entries))
+    assert main(["last-id", str(out)]) == 0
+    expected = pe.last_message_position(pe.compact(topic.entries))
+    assert capsys.readouterr().out.startswith(f"{expected.ledger_id}:{expected.entry_id}:{expected.batch_index} ")
+    assert main(["compact", str(tmp_path / "topic"), str(out), "--order", "event_time", "--retain-null-key"]) == 0
+    assert pq.read_table(out).equals(pe.compact(topic.entries, order="event_time", retain_null_key=True))
+    capsys.readouterr()
+    # Without readCompacted the topic's own tail answers.
+    assert main(["last-id", str(out), "--topic", str(tmp_path / "topic" / "b.parquet"), "--no-read-compacted"]) == 0
+    assert capsys.readouterr().out.startswith("1000:119:")
+    assert main(["last-id", str(out), "--horizon", "oops"]) == 1
 
 
 def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
@@ -102,5 +129,5 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
 def test_help_lists_every_command():
     run = subprocess.run([sys.executable, "-m", "pulsar_entries", "--help"], capture_output=True, text=True)
     assert run.returncode == 0
-    for word in ("generate", "decode", "inspect", "demo", "--master", "--engine"):
+    for word in ("generate", "decode", "inspect", "compact", "last-id", "demo", "--master", "--engine"):
         assert word in run.stdout

@@ -12,6 +12,8 @@ pub struct BatchRecord<'a> {
     pub index: i32,
     pub metadata: SingleMessageMetadataView<'a>,
     pub payload: &'a [u8],
+    /// The whole record as stored: size word, SingleMessageMetadata, payload.
+    pub record: &'a [u8],
 }
 
 /// Smallest possible record: a size word and a 2-byte SingleMessageMetadata.
@@ -100,6 +102,7 @@ pub fn split_batch<'a>(
                 index: index as i32,
                 metadata,
                 payload,
+                record: &buf[pos..next],
             });
             pos = next;
         }
@@ -122,6 +125,7 @@ pub fn split_batch<'a>(
             index: count as i32,
             metadata,
             payload,
+            record: &buf[pos..next],
         });
         pos = next;
         count += 1;

@@ -251,21 +251,30 @@ pub fn compress(codec: Codec, input: &[u8]) -> Result<Vec<u8>> {
             zstd::bulk::compress(input, 3).map_err(|e| EntryError::Encode(format!("zstd: {e}")))?
         }
         Codec::Zlib => {
+            // Pulsar's CompressionCodecZLib: one output buffer of
+            // ceil(len * 1.001) + 14 bytes, `deflate(SYNC_FLUSH)` repeated until
+            // the input is consumed and a call produces nothing. Growing the
+            // buffer on an exact fill instead would make zlib emit a second,
+            // empty sync-flush block that Java never writes.
             let mut z = Compress::new(ZlibLevel::default(), true);
-            let mut out = Vec::with_capacity(input.len() / 2 + 64);
+            let estimate = (input.len() as f64 * 1.001).ceil() as usize + 14;
+            let mut out = Vec::with_capacity(estimate);
             if input.is_empty() {
                 return Ok(out);
             }
             loop {
-                if out.capacity() - out.len() < 64 {
-                    out.reserve(out.capacity().max(1024));
-                }
                 let consumed = z.total_in() as usize;
+                let before = z.total_out();
                 z.compress_vec(&input[consumed..], &mut out, FlushCompress::Sync)
                     .map_err(|e| EntryError::Encode(format!("zlib: {e}")))?;
-                // Done once all input is in and the flush left spare room.
-                if z.total_in() as usize == input.len() && out.len() < out.capacity() {
+                let produced = z.total_out() - before;
+                if z.total_in() as usize == input.len() && produced == 0 {
                     break;
+                }
+                if out.len() == out.capacity() {
+                    // Java would stop making progress here; never reached with
+                    // the estimate above, which exceeds deflate's worst case.
+                    out.reserve(out.capacity().max(1024));
                 }
             }
             out
@@ -301,6 +310,42 @@ mod tests {
         ] {
             let out = dec(codec, &hex::decode(vector).unwrap(), 524).unwrap();
             assert_eq!(out, LOREM.as_bytes(), "{codec}");
+        }
+    }
+
+    #[test]
+    fn zlib_never_doubles_the_sync_flush_marker() {
+        // Every size up to a few KB, compressible and not: exactly one
+        // trailing `00 00 ff ff`, as java.util.zip.Deflater writes it.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<u8> = (0..6000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        for len in 0..3000usize {
+            // Half noise, half repetitive: output sizes sweep past every capacity.
+            let text: Vec<u8> = (0..len)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        noise[i]
+                    } else {
+                        b"abcab"[i % 5]
+                    }
+                })
+                .collect();
+            let c = compress(Codec::Zlib, &text).unwrap();
+            if len > 0 {
+                assert!(c.ends_with(&[0, 0, 0xff, 0xff]), "len {len}");
+                assert!(
+                    !c.ends_with(&[0, 0, 0xff, 0xff, 0, 0, 0, 0xff, 0xff]),
+                    "len {len}"
+                );
+            }
+            assert_eq!(dec(Codec::Zlib, &c, len).unwrap(), text);
         }
     }
 

@@ -99,6 +99,8 @@ pub enum EntryError {
     Input(String),
     #[error("cannot encode: {0}")]
     Encode(String),
+    #[error("compaction strategy failed: {0}")]
+    Strategy(String),
 }
 
 pub type Result<T, E = EntryError> = std::result::Result<T, E>;

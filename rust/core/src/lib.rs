@@ -15,16 +15,20 @@
 //! - [`broker`]: broker entry metadata (PIP-70) as the interceptors write it;
 //! - [`seek`]: seek by broker time and by continuous offset;
 //! - [`message_id`]: message ids and chunk message ids, Java's bytes and order;
-//! - [`chunks`]: chunked-message reassembly over decoded rows.
+//! - [`chunks`]: chunked-message reassembly over decoded rows;
+//! - [`entries`]: the entry-table input shape;
+//! - [`compaction`]: two-phase compaction, strategies, last-message position.
 
 mod arrow_types;
 pub mod batch;
 pub mod broker;
 pub mod chunks;
+pub mod compaction;
 pub mod compression;
 pub mod crc;
 pub mod decode;
 pub mod encode;
+pub mod entries;
 pub mod entry_metadata;
 pub mod error;
 pub mod frame;

@@ -8,6 +8,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+mod compaction;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use arrow_array::RecordBatch;
@@ -856,5 +858,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(seek_position, m)?)?;
     m.add_class::<PyMessageId>()?;
     m.add_class::<PyChunkMessageId>()?;
+    compaction::register(m)?;
     Ok(())
 }

@@ -557,6 +557,7 @@ impl PyEntryContext {
             index,
             metadata: smm,
             payload: &rest[..n],
+            record: &record[..4 + size + n],
         };
         message_dict(py, &batch_message(&md, &r))
     }

@@ -24,6 +24,9 @@ import java.util.Objects;
  *              entry as a broker with Pulsar's entry-metadata interceptors stores it
  *   chunks     print chunked messages built with Pulsar's classes, with their chunk message ids
  *   msgid      read a JSON array of message-id requests from stdin (serialize / parse / compare)
+ *   rebatch    RawBatchConverter.rebatchMessage over [{ledger_id, entry_id, entry, retain, retain_null_key}]
+ *   compact    two-phase compaction of {entries, order, retain_null_key} with Pulsar's pieces
+ *   ledger-records / parse-records   RawMessageImpl.serialize / deserializeFrom
  * </pre>
  *
  * stdout carries only JSON; logs and diagnostics go to stderr.
@@ -50,9 +53,13 @@ public final class Harness {
             case "chunks" -> printArray(System.out, ChunkTools.chunks());
             case "msgid" -> printArray(System.out,
                     ChunkTools.messageIds(MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8))));
+            case "rebatch" -> printArray(System.out, Compaction.rebatch(stdinJson()));
+            case "compact" -> printArray(System.out, Compaction.compact(stdinJson()));
+            case "ledger-records" -> printArray(System.out, Compaction.ledgerRecords(stdinJson()));
+            case "parse-records" -> printArray(System.out, Compaction.parseRecords(stdinJson()));
             default -> {
-                System.err.println("usage: Harness generate | parse | stamp | chunks | msgid"
-                        + "  (parse, stamp and msgid read JSON on stdin)");
+                System.err.println("usage: Harness generate | parse | stamp | chunks | msgid | rebatch | compact"
+                        + " | ledger-records | parse-records  (all but generate and chunks read JSON on stdin)");
                 System.exit(2);
             }
         }
@@ -69,6 +76,10 @@ public final class Harness {
             results.add(node);
         }
         printArray(out, results);
+    }
+
+    private static JsonNode stdinJson() throws IOException {
+        return MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8));
     }
 
     private static void parse(byte[] stdin, PrintStream out) throws IOException {

@@ -1,0 +1,404 @@
+//! Building blocks for running compaction on a distributed engine (Spark),
+//! with results identical to the in-process [`Compactor`](super::compactor::Compactor):
+//!
+//! 1. [`candidates`]: entries → one row per message phase one cares about
+//!    (keyed messages; key-less ones only when retained; one row per entry
+//!    that must be kept whole because it cannot be read). Runs per batch.
+//! 2. [`SurvivorFolder`]: candidate rows sorted by `(partition, key,
+//!    ledger_id, entry_id, batch_index)` → the surviving positions, folding
+//!    each key's run with the in-process [`KeyState`]. Needs the rows of one
+//!    key together (after a shuffle by key); memory is one key's state.
+//! 3. [`rebuild`]: entries joined with their retained batch indexes →
+//!    compacted entries (phase two). Runs per batch.
+//!
+//! With publishing order the survivor of a key is simply its candidate with
+//! the greatest position, unless that candidate is a tombstone (and, for a
+//! chunked message, all of its chunks): an engine may use its own aggregation
+//! (`max_by`) for keys without chunks. Event-time order is not an aggregate
+//! (a tombstone resets the key), hence the fold.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::compression::Decompressor;
+use crate::entries::{int_column, EntryRows};
+use crate::error::{EntryError, Result};
+
+use super::compactor::{output_schema, rewrite_entry, Output};
+use super::keys::{KeyState, Observation};
+use super::scan::{scan_entry, ChunkInfo, EntryKind};
+use super::{CompactOptions, Order, Position};
+
+/// Schema of [`candidates`].
+pub fn candidate_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("partition", DataType::Int32, false),
+        Field::new("key", DataType::Utf8, true),
+        Field::new("ledger_id", DataType::Int64, false),
+        Field::new("entry_id", DataType::Int64, false),
+        Field::new("batch_index", DataType::Int32, false),
+        Field::new("tombstone", DataType::Boolean, false),
+        Field::new("event_time", DataType::Int64, false),
+        Field::new("batched", DataType::Boolean, false),
+        Field::new("uuid", DataType::Utf8, true),
+        Field::new("chunk_id", DataType::Int32, true),
+        Field::new("num_chunks", DataType::Int32, true),
+        Field::new("error", DataType::Utf8, true),
+    ]))
+}
+
+/// Schema of the survivor rows.
+pub fn survivor_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("partition", DataType::Int32, false),
+        Field::new("ledger_id", DataType::Int64, false),
+        Field::new("entry_id", DataType::Int64, false),
+        Field::new("batch_index", DataType::Int32, false),
+    ]))
+}
+
+#[derive(Default)]
+struct CandidateColumns {
+    partition: Int32Builder,
+    key: StringBuilder,
+    ledger: Int64Builder,
+    entry: Int64Builder,
+    index: Int32Builder,
+    tombstone: BooleanBuilder,
+    event_time: Int64Builder,
+    batched: BooleanBuilder,
+    uuid: StringBuilder,
+    chunk_id: Int32Builder,
+    num_chunks: Int32Builder,
+    error: StringBuilder,
+}
+
+impl CandidateColumns {
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        id: (i32, i64, i64),
+        key: Option<&str>,
+        index: i32,
+        tombstone: bool,
+        event_time: u64,
+        batched: bool,
+        chunk: Option<ChunkInfo<'_>>,
+        error: Option<&str>,
+    ) {
+        self.partition.append_value(id.0);
+        self.key.append_option(key);
+        self.ledger.append_value(id.1);
+        self.entry.append_value(id.2);
+        self.index.append_value(index);
+        self.tombstone.append_value(tombstone);
+        self.event_time.append_value(event_time as i64);
+        self.batched.append_value(batched);
+        self.uuid.append_option(chunk.map(|c| c.uuid));
+        self.chunk_id.append_option(chunk.map(|c| c.chunk_id));
+        self.num_chunks.append_option(chunk.map(|c| c.num_chunks));
+        self.error.append_option(error);
+    }
+
+    fn finish(mut self) -> RecordBatch {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.partition.finish()),
+            Arc::new(self.key.finish()),
+            Arc::new(self.ledger.finish()),
+            Arc::new(self.entry.finish()),
+            Arc::new(self.index.finish()),
+            Arc::new(self.tombstone.finish()),
+            Arc::new(self.event_time.finish()),
+            Arc::new(self.batched.finish()),
+            Arc::new(self.uuid.finish()),
+            Arc::new(self.chunk_id.finish()),
+            Arc::new(self.num_chunks.finish()),
+            Arc::new(self.error.finish()),
+        ];
+        RecordBatch::try_new(candidate_schema(), columns).expect("columns match the schema")
+    }
+}
+
+/// Phase one's candidate rows for one batch of entries. A row with a null
+/// `key` is a survivor by itself: a retained key-less message, or (with
+/// `error` set) an entry that will be kept whole.
+pub fn candidates(batch: &RecordBatch, opts: &CompactOptions) -> Result<RecordBatch> {
+    let rows = EntryRows::new(batch)?;
+    let mut out = CandidateColumns::default();
+    let mut decompressor = Decompressor::default();
+    for i in 0..rows.len() {
+        if rows.id_is_null(i) {
+            return Err(EntryError::Input(format!(
+                "entry row {i} has a null ledger_id or entry_id; compaction needs every entry's position"
+            )));
+        }
+        let e = rows.id(i);
+        let id = (e.partition, e.ledger_id, e.entry_id);
+        let Some(data) = rows.data(i) else {
+            out.push(
+                id,
+                None,
+                -1,
+                false,
+                0,
+                false,
+                None,
+                Some("entry data is null"),
+            );
+            continue;
+        };
+        let mut pending = Vec::new();
+        let result = scan_entry(&mut decompressor, data, opts, &mut |c| {
+            if c.key.is_some() || opts.retain_null_key {
+                let chunk = c
+                    .chunk
+                    .map(|k| (k.uuid.to_owned(), k.chunk_id, k.num_chunks));
+                pending.push((
+                    c.key.map(str::to_owned),
+                    c.batch_index,
+                    c.tombstone,
+                    c.event_time,
+                    c.batched,
+                    chunk,
+                ));
+            }
+        });
+        match result {
+            Ok(EntryKind::Marker) => {}
+            Ok(_) => {
+                for (key, index, tombstone, et, batched, chunk) in &pending {
+                    let chunk = chunk
+                        .as_ref()
+                        .map(|(uuid, chunk_id, num_chunks)| ChunkInfo {
+                            uuid,
+                            chunk_id: *chunk_id,
+                            num_chunks: *num_chunks,
+                        });
+                    out.push(
+                        id,
+                        key.as_deref(),
+                        *index,
+                        *tombstone,
+                        *et,
+                        *batched,
+                        chunk,
+                        None,
+                    );
+                }
+            }
+            Err(err) => out.push(id, None, -1, false, 0, false, None, Some(&err.to_string())),
+        }
+    }
+    Ok(out.finish())
+}
+
+#[derive(Default)]
+struct SurvivorColumns {
+    partition: Int32Builder,
+    ledger: Int64Builder,
+    entry: Int64Builder,
+    index: Int32Builder,
+}
+
+impl SurvivorColumns {
+    fn push(&mut self, partition: i32, p: Position) {
+        self.partition.append_value(partition);
+        self.ledger.append_value(p.ledger_id);
+        self.entry.append_value(p.entry_id);
+        self.index.append_value(p.batch_index);
+    }
+
+    fn finish(&mut self) -> RecordBatch {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.partition.finish()),
+            Arc::new(self.ledger.finish()),
+            Arc::new(self.entry.finish()),
+            Arc::new(self.index.finish()),
+        ];
+        RecordBatch::try_new(survivor_schema(), columns).expect("columns match the schema")
+    }
+}
+
+/// Folds candidate rows sorted by `(partition, key, position)` into survivor
+/// rows, one key at a time. Rows with a null key pass straight through.
+pub struct SurvivorFolder {
+    order: Order,
+    current: Option<(i32, String)>,
+    last: Option<Position>,
+    state: KeyState,
+    out: SurvivorColumns,
+}
+
+impl SurvivorFolder {
+    pub fn new(order: Order) -> Self {
+        SurvivorFolder {
+            order,
+            current: None,
+            last: None,
+            state: KeyState::default(),
+            out: SurvivorColumns::default(),
+        }
+    }
+
+    fn flush_key(&mut self) {
+        if let Some((partition, _)) = &self.current {
+            for p in self.state.retained() {
+                self.out.push(*partition, p);
+            }
+        }
+        self.state = KeyState::default();
+        self.last = None;
+    }
+
+    /// Folds one sorted batch of candidate rows; returns the survivors of the
+    /// keys it completed (the last key stays open for the next batch).
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let col = |name: &str| {
+            batch
+                .column_by_name(name)
+                .ok_or_else(|| EntryError::Input(format!("candidates have no `{name}` column")))
+        };
+        let partition = int_column(batch, "partition", &DataType::Int32)?;
+        let partition = partition.as_primitive::<Int32Type>();
+        let key = arrow_cast::cast(col("key")?, &DataType::Utf8)
+            .map_err(|e| EntryError::Input(format!("`key`: {e}")))?;
+        let key = key.as_string::<i32>();
+        let ledger = int_column(batch, "ledger_id", &DataType::Int64)?;
+        let ledger = ledger.as_primitive::<Int64Type>();
+        let entry = int_column(batch, "entry_id", &DataType::Int64)?;
+        let entry = entry.as_primitive::<Int64Type>();
+        let index = int_column(batch, "batch_index", &DataType::Int32)?;
+        let index = index.as_primitive::<Int32Type>();
+        let tombstone = col("tombstone")?
+            .as_boolean_opt()
+            .ok_or_else(|| EntryError::Input("`tombstone` must be a boolean column".into()))?;
+        let batched = col("batched")?
+            .as_boolean_opt()
+            .ok_or_else(|| EntryError::Input("`batched` must be a boolean column".into()))?;
+        let event_time = int_column(batch, "event_time", &DataType::Int64)?;
+        let event_time = event_time.as_primitive::<Int64Type>();
+        let uuid = arrow_cast::cast(col("uuid")?, &DataType::Utf8)
+            .map_err(|e| EntryError::Input(format!("`uuid`: {e}")))?;
+        let uuid = uuid.as_string::<i32>();
+        let chunk_id = int_column(batch, "chunk_id", &DataType::Int32)?;
+        let chunk_id = chunk_id.as_primitive::<Int32Type>();
+        let num_chunks = int_column(batch, "num_chunks", &DataType::Int32)?;
+        let num_chunks = num_chunks.as_primitive::<Int32Type>();
+        for i in 0..batch.num_rows() {
+            let position = Position::new(ledger.value(i), entry.value(i), index.value(i));
+            let p = partition.value(i);
+            if key.is_null(i) {
+                self.out.push(p, position);
+                continue;
+            }
+            let k = key.value(i);
+            let same = matches!(&self.current, Some((cp, ck)) if *cp == p && ck == k);
+            if !same {
+                if let Some((cp, ck)) = &self.current {
+                    if (p, k) < (*cp, ck.as_str()) {
+                        return Err(EntryError::Input(format!(
+                            "candidates are not sorted by partition and key: {k:?} (partition {p}) after {ck:?} (partition {cp})"
+                        )));
+                    }
+                }
+                self.flush_key();
+                self.current = Some((p, k.to_owned()));
+            }
+            if self.last.is_some_and(|last| position <= last) {
+                return Err(EntryError::Input(format!(
+                    "candidates of key {k:?} are not sorted by position: {position} after {}",
+                    self.last.unwrap()
+                )));
+            }
+            self.last = Some(position);
+            let chunk = (!uuid.is_null(i) && !chunk_id.is_null(i)).then(|| ChunkInfo {
+                uuid: uuid.value(i),
+                chunk_id: chunk_id.value(i),
+                num_chunks: if num_chunks.is_null(i) {
+                    0
+                } else {
+                    num_chunks.value(i)
+                },
+            });
+            self.state.observe(
+                &Observation {
+                    position,
+                    tombstone: tombstone.value(i),
+                    event_time: event_time.value(i) as u64,
+                    batched: batched.value(i),
+                    chunk,
+                },
+                self.order,
+            );
+        }
+        Ok(self.out.finish())
+    }
+
+    /// Survivors of the last key.
+    pub fn finish(&mut self) -> RecordBatch {
+        self.flush_key();
+        self.current = None;
+        self.out.finish()
+    }
+}
+
+/// Phase two for entries carrying their retained batch indexes in a list
+/// column `retained` (int32 or int64 items; −1 for a non-batched entry).
+pub fn rebuild(batch: &RecordBatch, opts: &CompactOptions) -> Result<Vec<RecordBatch>> {
+    let rows = EntryRows::new(batch)?;
+    let retained = batch
+        .column_by_name("retained")
+        .ok_or_else(|| EntryError::Input("input has no `retained` column".into()))?;
+    let retained = match retained.data_type() {
+        DataType::List(_) => arrow_cast::cast(
+            retained,
+            &DataType::List(Arc::new(Field::new_list_field(DataType::Int32, true))),
+        ),
+        DataType::LargeList(_) => arrow_cast::cast(
+            retained,
+            &DataType::List(Arc::new(Field::new_list_field(DataType::Int32, true))),
+        ),
+        other => {
+            return Err(EntryError::Input(format!(
+                "`retained` must be a list of batch indexes, not {other}"
+            )))
+        }
+    }
+    .map_err(|e| EntryError::Input(format!("`retained`: {e}")))?;
+    let retained = retained.as_list::<i32>();
+    let mut out = Output::new(rows.has_partition());
+    let mut decompressor = Decompressor::default();
+    for i in 0..rows.len() {
+        let e = rows.id(i);
+        let key = (e.partition, e.ledger_id, e.entry_id);
+        let Some(data) = rows.data(i) else {
+            out.push(key, None, Some("entry data is null"));
+            continue;
+        };
+        let mut list: Vec<i32> = if retained.is_null(i) {
+            Vec::new()
+        } else {
+            let v = retained.value(i);
+            let v = v.as_primitive::<Int32Type>();
+            v.iter().flatten().collect()
+        };
+        list.sort_unstable();
+        list.dedup();
+        match rewrite_entry(&mut decompressor, data, &list, opts) {
+            Ok(Some((bytes, _))) => out.push(key, Some(bytes.as_deref().unwrap_or(data)), None),
+            Ok(None) => {}
+            Err(err) => out.push(key, Some(data), Some(&err.to_string())),
+        }
+    }
+    Ok(out.finish())
+}
+
+/// Schema of [`rebuild`]'s output.
+pub fn rebuilt_schema(with_partition: bool) -> SchemaRef {
+    output_schema(with_partition)
+}

@@ -153,3 +153,58 @@ proptest! {
         prop_assert_eq!((pos.row, pos.batch_index), expect);
     }
 }
+
+/// Pulsar transactions: messages carry the txn id; the broker's TXN_COMMIT
+/// (21) / TXN_ABORT (22) marker for that id settles their status.
+#[test]
+fn pulsar_transaction_status_comes_from_markers() {
+    use arrow_array::StringArray;
+    use pulsar_entries_core::encode::frame_entry;
+    use pulsar_entries_core::proto;
+
+    let txn_entry = |least: u64, value: &[u8]| {
+        let md = proto::MessageMetadata {
+            producer_name: "p".into(),
+            publish_time: 1,
+            uncompressed_size: Some(value.len() as u32),
+            txnid_most_bits: Some(1),
+            txnid_least_bits: Some(least),
+            ..Default::default()
+        };
+        frame_entry(&md, value, true, None)
+    };
+    let marker = |kind: i32, least: u64| {
+        let md = proto::MessageMetadata {
+            producer_name: "pulsar.txn.marker".into(),
+            publish_time: 2,
+            marker_type: Some(kind),
+            txnid_most_bits: Some(1),
+            txnid_least_bits: Some(least),
+            ..Default::default()
+        };
+        frame_entry(&md, b"", true, None)
+    };
+    let plain = encode_entry(&[MessageInput::default()], &EncodeOptions::default()).unwrap();
+    let data = vec![
+        txn_entry(2, b"c"),
+        txn_entry(3, b"a"),
+        txn_entry(4, b"o"),
+        plain,
+        marker(21, 2),
+        marker(22, 3),
+    ];
+    let out = decode(&data);
+    let status = out
+        .column_by_name("txn_status")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap();
+    let got: Vec<Option<&str>> = (0..status.len())
+        .map(|i| (!status.is_null(i)).then(|| status.value(i)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![Some("committed"), Some("aborted"), Some("unknown"), None]
+    );
+}

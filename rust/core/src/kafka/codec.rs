@@ -150,6 +150,23 @@ fn snappy(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), Decompres
     Ok(())
 }
 
+/// The decompressed size the stream announces, if any (gzip's ISIZE
+/// trailer, zstd's frame content size): only a capacity hint, capped by the
+/// limit, never trusted for correctness.
+fn size_hint(codec: KafkaCodec, input: &[u8]) -> Option<usize> {
+    match codec {
+        KafkaCodec::Gzip if input.len() >= 18 => {
+            let isize = u32::from_le_bytes(input[input.len() - 4..].try_into().unwrap());
+            Some(isize as usize)
+        }
+        KafkaCodec::Zstd => zstd::zstd_safe::get_frame_content_size(input)
+            .ok()
+            .flatten()
+            .and_then(|n| usize::try_from(n).ok()),
+        _ => None,
+    }
+}
+
 /// Decompresses a batch's records section, appending to `out` (cleared first).
 pub fn decompress(
     codec: KafkaCodec,
@@ -158,6 +175,10 @@ pub fn decompress(
     out: &mut Vec<u8>,
 ) -> Result<(), DecompressError> {
     out.clear();
+    if let Some(n) = size_hint(codec, input) {
+        // One byte more lets the bounded read see its end without regrowing.
+        out.reserve(n.min(limit).saturating_add(1));
+    }
     match codec {
         KafkaCodec::None => {
             if input.len() > limit {
@@ -166,7 +187,7 @@ pub fn decompress(
             out.extend_from_slice(input);
             Ok(())
         }
-        KafkaCodec::Gzip => read_bounded(flate2::read::MultiGzDecoder::new(input), limit, out),
+        KafkaCodec::Gzip => read_bounded(flate2::bufread::MultiGzDecoder::new(input), limit, out),
         KafkaCodec::Snappy => snappy(input, limit, out),
         KafkaCodec::Lz4 => read_bounded(lz4_flex::frame::FrameDecoder::new(input), limit, out),
         KafkaCodec::Zstd => {

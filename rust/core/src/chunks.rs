@@ -35,13 +35,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
+use arrow_array::builder::{BinaryBuilder, Int64Builder, ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{
     new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, Int32Array, Int64Array,
     RecordBatch, StringArray, UInt32Array,
 };
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use arrow_select::concat::concat_batches;
 use arrow_select::interleave::interleave;
@@ -499,7 +500,7 @@ fn close(ctx: Ctx, status: &'static str, why: &str, sink: &mut Sink) {
 }
 
 /// Builds a whole message from a context holding chunks 0..N−1.
-fn complete(d: &mut Decompressor, max_size: usize, ctx: Ctx, sink: &mut Sink) {
+fn complete(d: &mut Decompressor, max_size: usize, mut ctx: Ctx, sink: &mut Sink) {
     if let Some(Held {
         row: Some(row),
         watermark,
@@ -509,11 +510,12 @@ fn complete(d: &mut Decompressor, max_size: usize, ctx: Ctx, sink: &mut Sink) {
         sink.leftovers.push((row.clone(), *watermark, ROLE_RESTART));
     }
     let n = ctx.held.len();
-    let result = match &ctx.kind {
+    let kind = std::mem::replace(&mut ctx.kind, Kind::Live(Bytes::Failed(String::new())));
+    let result = match kind {
         _ if ctx.encrypted => Err(format!(
             "it is encrypted: its {n} chunks are encrypted one by one and cannot be joined without decrypting"
         )),
-        Kind::Live(Bytes::Failed(reason)) => Err(reason.clone()),
+        Kind::Live(Bytes::Failed(reason)) => Err(reason),
         Kind::Live(Bytes::Buffer(buf)) => join(d, max_size, &ctx, buf),
         Kind::Orphan(_) => unreachable!("orphans never complete"),
     };
@@ -536,7 +538,7 @@ fn complete(d: &mut Decompressor, max_size: usize, ctx: Ctx, sink: &mut Sink) {
 }
 
 /// The joined payload, decompressed once with the last chunk's codec and size.
-fn join(d: &mut Decompressor, max_size: usize, ctx: &Ctx, buf: &[u8]) -> Result<Vec<u8>, String> {
+fn join(d: &mut Decompressor, max_size: usize, ctx: &Ctx, buf: Vec<u8>) -> Result<Vec<u8>, String> {
     let total = ctx.total.unwrap_or(0) as usize;
     if buf.len() != total {
         return Err(format!(
@@ -549,7 +551,7 @@ fn join(d: &mut Decompressor, max_size: usize, ctx: &Ctx, buf: &[u8]) -> Result<
         .parse()
         .map_err(|_| format!("unknown compression {name:?} on its last chunk"))?;
     if codec == Codec::None {
-        return Ok(buf.to_vec());
+        return Ok(buf); // the joined buffer is the message
     }
     let size = ctx
         .last_uncompressed
@@ -559,7 +561,7 @@ fn join(d: &mut Decompressor, max_size: usize, ctx: &Ctx, buf: &[u8]) -> Result<
             "uncompressed_size {size} exceeds the limit of {max_size} bytes"
         ));
     }
-    d.decompress(codec, buf, size as u32, max_size, 0)
+    d.decompress(codec, &buf, size as u32, max_size, 0)
         .map(<[u8]>::to_vec)
         .map_err(|e| match e {
             EntryError::Decompress { codec, reason, .. } => {
@@ -1010,8 +1012,43 @@ fn passthrough(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     RecordBatch::try_new(schema.clone(), cols).map_err(arrow_err)
 }
 
-/// The outcome rows, in the output schema.
+/// Values at least this large are handed to Arrow without a copy, in a
+/// batch of their own.
+const LARGE_VALUE: usize = 64 * 1024;
+
+/// The outcome rows, in the output schema. Values are copied once into a
+/// pre-sized buffer.
 fn outcome_batch(input: &SchemaRef, out: &SchemaRef, outcomes: &[Outcome]) -> Result<RecordBatch> {
+    let bytes: usize = outcomes
+        .iter()
+        .map(|o| o.value.as_ref().map_or(0, Vec::len))
+        .sum();
+    let mut values = BinaryBuilder::with_capacity(outcomes.len(), bytes);
+    for o in outcomes {
+        values.append_option(o.value.as_deref());
+    }
+    outcome_rows(input, out, outcomes, Arc::new(values.finish()))
+}
+
+/// One outcome whose value becomes the Arrow buffer as is (no copy).
+fn large_outcome_batch(input: &SchemaRef, out: &SchemaRef, mut o: Outcome) -> Result<RecordBatch> {
+    let value = o.value.take().expect("large outcomes have a value");
+    let len =
+        i32::try_from(value.len()).map_err(|_| EntryError::Input("a message over 2 GiB".into()))?;
+    let array = BinaryArray::new(
+        OffsetBuffer::new(ScalarBuffer::from(vec![0, len])),
+        Buffer::from_vec(value),
+        None,
+    );
+    outcome_rows(input, out, std::slice::from_ref(&o), Arc::new(array))
+}
+
+fn outcome_rows(
+    input: &SchemaRef,
+    out: &SchemaRef,
+    outcomes: &[Outcome],
+    values: ArrayRef,
+) -> Result<RecordBatch> {
     let templates: Vec<&RecordBatch> = outcomes.iter().map(|o| &o.template).collect();
     let base = concat_batches(input, templates).map_err(arrow_err)?;
     let n = outcomes.len();
@@ -1039,12 +1076,7 @@ fn outcome_batch(input: &SchemaRef, out: &SchemaRef, outcomes: &[Outcome]) -> Re
             outcomes.iter().map(|o| last(o).1),
         )),
     )?;
-    set(
-        "value",
-        Arc::new(BinaryArray::from_iter(
-            outcomes.iter().map(|o| o.value.as_deref()),
-        )),
-    )?;
+    set("value", values)?;
     set(
         "error",
         Arc::new(StringArray::from_iter(
@@ -1085,46 +1117,96 @@ fn outcome_batch(input: &SchemaRef, out: &SchemaRef, outcomes: &[Outcome]) -> Re
     RecordBatch::try_new(out.clone(), cols).map_err(arrow_err)
 }
 
-/// Lays out one step's rows in event order.
+/// Every outcome as output batches: large values zero-copy, one batch each;
+/// the rest together.
+fn outcome_batches(
+    input: &SchemaRef,
+    out: &SchemaRef,
+    outcomes: Vec<Outcome>,
+) -> Result<Vec<RecordBatch>> {
+    let (large, small): (Vec<Outcome>, Vec<Outcome>) = outcomes
+        .into_iter()
+        .partition(|o| o.value.as_ref().is_some_and(|v| v.len() >= LARGE_VALUE));
+    let mut batches = Vec::new();
+    if !small.is_empty() {
+        batches.push(outcome_batch(input, out, &small)?);
+    }
+    for o in large {
+        batches.push(large_outcome_batch(input, out, o)?);
+    }
+    Ok(batches)
+}
+
+/// Segments of small rows above which one step's rows are copied into a
+/// single batch instead of being returned as many small slices.
+const MAX_SEGMENTS: usize = 32;
+
+/// Lays out one step's rows in event order: runs of input rows stay
+/// zero-copy slices, large reassembled values stay zero-copy batches, and
+/// the remaining outcomes share one batch; when that would make too many
+/// small batches, everything is copied into one.
 fn assemble(
     batch: &RecordBatch,
     input: &SchemaRef,
     out: &SchemaRef,
     sink: &mut Sink,
-) -> Result<RecordBatch> {
-    let rows_in_order = sink.outcomes.is_empty()
-        && sink.events.len() == batch.num_rows()
-        && sink
-            .events
-            .iter()
-            .enumerate()
-            .all(|(k, e)| matches!(e, Event::Row(i) if *i == k));
-    if rows_in_order {
-        sink.events.clear();
-        return passthrough(batch, out);
-    }
-    let outcomes = outcome_batch(input, out, &sink.outcomes)?;
+) -> Result<Vec<RecordBatch>> {
     let rows = passthrough(batch, out)?;
+    // Sources: 0 = input rows, 1 = small outcomes, 2.. = one large outcome each.
+    let outcomes = std::mem::take(&mut sink.outcomes);
+    let mut place = Vec::with_capacity(outcomes.len()); // outcome -> (source, row)
+    let (mut large, mut small) = (Vec::new(), Vec::new());
+    for o in outcomes {
+        if o.value.as_ref().is_some_and(|v| v.len() >= LARGE_VALUE) {
+            place.push((2 + large.len(), 0));
+            large.push(o);
+        } else {
+            place.push((1, small.len()));
+            small.push(o);
+        }
+    }
+    let mut sources = vec![rows];
+    sources.push(if small.is_empty() {
+        RecordBatch::new_empty(out.clone())
+    } else {
+        outcome_batch(input, out, &small)?
+    });
+    for o in large {
+        sources.push(large_outcome_batch(input, out, o)?);
+    }
     let indices: Vec<(usize, usize)> = sink
         .events
         .iter()
         .map(|e| match e {
             Event::Row(i) => (0, *i),
-            Event::Outcome(k) => (1, *k),
+            Event::Outcome(k) => place[*k],
         })
         .collect();
+    sink.events.clear();
+    // Runs of consecutive rows of one source: (source, start, len).
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for &(src, i) in &indices {
+        match runs.last_mut() {
+            Some((s, start, len)) if *s == src && *start + *len == i => *len += 1,
+            _ => runs.push((src, i, 1)),
+        }
+    }
+    if runs.iter().filter(|r| r.0 < 2).count() <= MAX_SEGMENTS {
+        return Ok(runs
+            .iter()
+            .map(|&(s, start, len)| sources[s].slice(start, len))
+            .collect());
+    }
     let cols = (0..out.fields().len())
         .map(|c| {
-            interleave(
-                &[rows.column(c).as_ref(), outcomes.column(c).as_ref()],
-                &indices,
-            )
+            let arrays: Vec<&dyn Array> = sources.iter().map(|b| b.column(c).as_ref()).collect();
+            interleave(&arrays, &indices)
         })
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(arrow_err)?;
-    sink.events.clear();
-    sink.outcomes.clear();
-    RecordBatch::try_new(out.clone(), cols).map_err(arrow_err)
+    Ok(vec![
+        RecordBatch::try_new(out.clone(), cols).map_err(arrow_err)?
+    ])
 }
 
 // ---------------------------------------------------------------- public API
@@ -1152,7 +1234,7 @@ impl Reassembler {
 
     /// The rows decided while reading `batch` (its non-chunk rows, and every
     /// message completed, reported or ignored on the way), in order.
-    pub fn push(&mut self, batch: &RecordBatch) -> Result<RecordBatch> {
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
         if batch.schema().fields() != self.input.fields() {
             return Err(EntryError::Input(
                 "every input batch must have the schema of the first".into(),
@@ -1165,10 +1247,10 @@ impl Reassembler {
     }
 
     /// Reports the messages still pending at the end of the input.
-    pub fn finish(&mut self) -> Result<RecordBatch> {
+    pub fn finish(&mut self) -> Result<Vec<RecordBatch>> {
         let mut sink = Sink::default();
         self.machine.finish(&HashMap::new(), &mut sink);
-        outcome_batch(&self.input, &self.output, &sink.outcomes)
+        outcome_batches(&self.input, &self.output, sink.outcomes)
     }
 }
 
@@ -1178,11 +1260,11 @@ pub fn reassemble(batches: &[RecordBatch], opts: ReassemblyOptions) -> Result<Ve
         return Ok(vec![]);
     };
     let mut r = Reassembler::new(first.schema(), opts)?;
-    let mut out = batches
-        .iter()
-        .map(|b| r.push(b))
-        .collect::<Result<Vec<_>>>()?;
-    out.push(r.finish()?);
+    let mut out = Vec::new();
+    for b in batches {
+        out.extend(r.push(b)?);
+    }
+    out.extend(r.finish()?);
     out.retain(|b| b.num_rows() > 0);
     Ok(out)
 }
@@ -1241,12 +1323,12 @@ pub fn reassemble_partition(
         let mut sink = Sink::default();
         machine.push(batch, &cols, &mut sink)?;
         rows.append(&mut sink.leftovers);
-        done.push(assemble(batch, &input, &output, &mut sink)?);
+        done.extend(assemble(batch, &input, &output, &mut sink)?);
     }
     let mut sink = Sink::default();
     machine.finish(&HashMap::new(), &mut sink);
     rows.append(&mut sink.leftovers);
-    done.push(outcome_batch(&input, &output, &sink.outcomes)?);
+    done.extend(outcome_batches(&input, &output, sink.outcomes)?);
     done.retain(|b| b.num_rows() > 0);
     let leftovers = leftover_batch(&input, rows)?;
     Ok(PartitionResult { done, leftovers })
@@ -1354,9 +1436,7 @@ pub fn finish_leftovers(
         let mut sink = Sink::default();
         machine.push(&group, &group_cols, &mut sink)?;
         machine.finish(final_watermarks, &mut sink);
-        if !sink.outcomes.is_empty() {
-            out.push(outcome_batch(&input, &output, &sink.outcomes)?);
-        }
+        out.extend(outcome_batches(&input, &output, sink.outcomes)?);
         start = end;
     }
     Ok(out)

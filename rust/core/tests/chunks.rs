@@ -654,6 +654,38 @@ fn message_ids_in_both_forms_for_decoded_and_reassembled_rows() {
 }
 
 #[test]
+fn large_values_keep_their_place_among_other_rows() {
+    // Large messages (zero-copy values) between plain rows, with few and with many
+    // output segments per input batch.
+    for messages in [3usize, 40] {
+        let mut topic = Vec::new();
+        let mut expected = Vec::new();
+        for m in 0..messages {
+            let value = payload(70_000 + m, 100 + m as u64);
+            let c = chunks(&value, "big", m as u64, Codec::None, 30_000);
+            for (k, e) in c.iter().enumerate() {
+                topic.push(e.clone());
+                topic.push(single(format!("p{m}-{k}").as_bytes(), T0));
+                expected.push(format!("p{m}-{k}").into_bytes());
+                if k + 1 == c.len() {
+                    // The message's row comes right before the plain row that follows its last chunk.
+                    let at = expected.len() - 1;
+                    expected.insert(at, value.clone());
+                }
+            }
+        }
+        let out = run(&topic, ReassemblyOptions::default());
+        assert_accounted(&topic, &out);
+        let values: Vec<Vec<u8>> = out.iter().map(|r| r.value.clone().unwrap()).collect();
+        assert_eq!(values.len(), expected.len());
+        assert!(
+            values == expected,
+            "rows out of order with {messages} messages"
+        );
+    }
+}
+
+#[test]
 fn partitioned_reassembly_needs_decode_columns() {
     let plain = RecordBatch::try_new(
         Arc::new(Schema::new(vec![Field::new(

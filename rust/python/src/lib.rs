@@ -479,9 +479,9 @@ fn reassemble_chunks<'py>(
         let mut out = Vec::new();
         for batch in reader {
             let batch = batch.map_err(|e| e.to_string())?;
-            out.push(r.push(&batch).map_err(|e| e.to_string())?);
+            out.extend(r.push(&batch).map_err(|e| e.to_string())?);
         }
-        out.push(r.finish().map_err(|e| e.to_string())?);
+        out.extend(r.finish().map_err(|e| e.to_string())?);
         out.retain(|b| b.num_rows() > 0);
         Ok((out, r.schema()))
     });

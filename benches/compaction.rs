@@ -89,7 +89,9 @@ fn topic(messages: usize, seed: u64) -> Vec<RecordBatch> {
                 schema.clone(),
                 vec![
                     Arc::new(Int64Array::from(vec![1; chunk.len()])),
-                    Arc::new(Int64Array::from_iter_values(first..first + chunk.len() as i64)),
+                    Arc::new(Int64Array::from_iter_values(
+                        first..first + chunk.len() as i64,
+                    )),
                     Arc::new(BinaryArray::from_iter_values(chunk.iter())),
                 ],
             )
@@ -127,7 +129,10 @@ fn distributed(input: &[RecordBatch], opts: &CompactOptions) -> usize {
     use arrow_array::types::{Int32Type, Int64Type};
     use std::collections::HashMap;
 
-    let cands: Vec<RecordBatch> = input.iter().map(|b| candidates(b, opts).unwrap()).collect();
+    let cands: Vec<RecordBatch> = input
+        .iter()
+        .map(|b| candidates(b, opts, opts.order == Order::Publish).unwrap())
+        .collect();
     let all = arrow_select::concat::concat_batches(&cands[0].schema(), &cands).unwrap();
     let k = all.column(1).as_string::<i32>();
     let e = all.column(3).as_primitive::<Int64Type>();
@@ -138,7 +143,8 @@ fn distributed(input: &[RecordBatch], opts: &CompactOptions) -> usize {
         (k.value(a), e.value(a), i.value(a)).cmp(&(k.value(b), e.value(b), i.value(b)))
     });
     let sorted =
-        arrow_select::take::take_record_batch(&all, &arrow_array::UInt32Array::from(order)).unwrap();
+        arrow_select::take::take_record_batch(&all, &arrow_array::UInt32Array::from(order))
+            .unwrap();
     let mut folder = SurvivorFolder::new(opts.order);
     let mut retained: HashMap<i64, Vec<i32>> = HashMap::new();
     for s in [folder.push(&sorted).unwrap(), folder.finish()] {
@@ -162,9 +168,14 @@ fn distributed(input: &[RecordBatch], opts: &CompactOptions) -> usize {
         for &r in &rows {
             list.append_value(retained[&ids.value(r as usize)].iter().map(|&x| Some(x)));
         }
-        let taken =
-            arrow_select::take::take_record_batch(b, &arrow_array::UInt32Array::from(rows)).unwrap();
-        let mut fields: Vec<Field> = b.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        let taken = arrow_select::take::take_record_batch(b, &arrow_array::UInt32Array::from(rows))
+            .unwrap();
+        let mut fields: Vec<Field> = b
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
         fields.push(Field::new(
             "retained",
             DataType::List(Arc::new(Field::new_list_field(DataType::Int32, true))),
@@ -173,7 +184,11 @@ fn distributed(input: &[RecordBatch], opts: &CompactOptions) -> usize {
         let mut columns = taken.columns().to_vec();
         columns.push(Arc::new(list.finish()));
         let joined = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
-        written += rebuild(&joined, opts).unwrap().iter().map(|o| o.num_rows()).sum::<usize>();
+        written += rebuild(&joined, opts)
+            .unwrap()
+            .iter()
+            .map(|o| o.num_rows())
+            .sum::<usize>();
     }
     written
 }
@@ -271,14 +286,23 @@ fn bench_last_position(c: &mut Criterion) {
             last_in_compacted_entry(1, 0, &scan, usize::MAX).unwrap().0
         );
         group.bench_function(BenchmarkId::new("fast_path", label), |b| {
-            b.iter(|| black_box(last_in_compacted_entry(1, 0, black_box(&fast), usize::MAX).unwrap()))
+            b.iter(|| {
+                black_box(last_in_compacted_entry(1, 0, black_box(&fast), usize::MAX).unwrap())
+            })
         });
         group.bench_function(BenchmarkId::new("scan", label), |b| {
-            b.iter(|| black_box(last_in_compacted_entry(1, 0, black_box(&scan), usize::MAX).unwrap()))
+            b.iter(|| {
+                black_box(last_in_compacted_entry(1, 0, black_box(&scan), usize::MAX).unwrap())
+            })
         });
     }
     group.finish();
 }
 
-criterion_group!(benches, bench_compact, bench_distributed, bench_last_position);
+criterion_group!(
+    benches,
+    bench_compact,
+    bench_distributed,
+    bench_last_position
+);
 criterion_main!(benches);

@@ -129,7 +129,10 @@ fn distributed(input: &[RecordBatch], opts: &CompactOptions) -> usize {
     use arrow_array::types::{Int32Type, Int64Type};
     use std::collections::HashMap;
 
-    let cands: Vec<RecordBatch> = input.iter().map(|b| candidates(b, opts).unwrap()).collect();
+    let cands: Vec<RecordBatch> = input
+        .iter()
+        .map(|b| candidates(b, opts, opts.order == Order::Publish).unwrap())
+        .collect();
     let all = arrow_select::concat::concat_batches(&cands[0].schema(), &cands).unwrap();
     let k = all.column(1).as_string::<i32>();
     let e = all.column(3).as_primitive::<Int64Type>();

@@ -419,13 +419,16 @@ def compaction_candidates(
     entries: Any,
     *,
     retain_null_key: bool = False,
+    reduce_for_publish_order: bool = False,
     verify_checksum: bool = True,
     max_uncompressed_size: int = ...,
 ) -> pa.Table:
     """Phase-one candidate rows: ``partition, key, ledger_id, entry_id,
     batch_index, tombstone, event_time, batched, uuid, chunk_id, num_chunks,
     error``. A null ``key`` marks a survivor by itself (a retained key-less
-    message, or an unreadable entry kept whole, with ``error``)."""
+    message, or an unreadable entry kept whole, with ``error``). With
+    ``reduce_for_publish_order``, each key keeps only its last non-chunk
+    candidate of the batch (and its chunks): exact for publishing order only."""
 
 def rebuild_entries(
     entries: Any,

@@ -228,3 +228,13 @@ def test_find_position_by_publish_time():
     # broker_timestamp is not used.
     stamped = table([single("k", b"v", publish_time=10, broker_timestamp=99, broker_index=0)])
     assert pe.find_position_by_publish_time(stamped, 50) is None
+
+
+def test_a_huge_declared_count_does_not_size_the_output():
+    # Two records, field 31 = [0, 1], but num_messages_in_batch = 2^31 − 1.
+    buf = entrygen.record(b"a", key="a") + entrygen.record(b"b", key="b")
+    meta = entrygen.Meta(num_messages_in_batch=2**31 - 1, uncompressed_size=len(buf), compacted_batch_indexes=[0, 1])
+    entry = entrygen.frame(meta, buf)
+    out = pe.compact(table([entry]))
+    assert out["data"].to_pylist() == [entry]
+    assert "exceeds the limit" in out["error"][0].as_py()

@@ -354,11 +354,12 @@ impl CompactorPy {
 
 /// Phase-one candidate rows for entries (see `pulsar_entries.spark`).
 #[pyfunction]
-#[pyo3(signature = (entries, *, retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(signature = (entries, *, retain_null_key=false, reduce_for_publish_order=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
 pub fn compaction_candidates<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
     retain_null_key: bool,
+    reduce_for_publish_order: bool,
     verify_checksum: bool,
     max_uncompressed_size: usize,
 ) -> PyArrowResult<Bound<'py, PyAny>> {
@@ -373,7 +374,7 @@ pub fn compaction_candidates<'py>(
         .detach(|| {
             batches
                 .iter()
-                .map(|b| candidates(b, &opts))
+                .map(|b| candidates(b, &opts, reduce_for_publish_order))
                 .collect::<Result<Vec<_>, _>>()
         })
         .map_err(value_error)?;

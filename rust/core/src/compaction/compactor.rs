@@ -387,7 +387,14 @@ pub fn rewrite_entry(
         return Ok(keep.then_some((None, 1)));
     }
     let (codec, records) = batch_records(decompressor, &entry, opts.max_uncompressed_size)?;
-    let kept = rebatch(&entry, codec, &records, retained, opts.retain_null_key)?;
+    let kept = rebatch(
+        &entry,
+        codec,
+        &records,
+        retained,
+        opts.retain_null_key,
+        opts.max_uncompressed_size,
+    )?;
     Ok(kept.map(|(bytes, n)| (Some(bytes), n as u64)))
 }
 

@@ -17,6 +17,7 @@
 //! (`max_by`) for keys without chunks. Event-time order is not an aggregate
 //! (a tombstone resets the key), hence the fold.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Int32Builder, Int64Builder, StringBuilder};
@@ -124,12 +125,36 @@ impl CandidateColumns {
     }
 }
 
+/// One candidate row, owned.
+struct Row {
+    id: (i32, i64, i64),
+    key: Option<String>,
+    index: i32,
+    tombstone: bool,
+    event_time: u64,
+    batched: bool,
+    chunk: Option<(String, i32, i32)>,
+    error: Option<String>,
+}
+
 /// Phase one's candidate rows for one batch of entries. A row with a null
 /// `key` is a survivor by itself: a retained key-less message, or (with
 /// `error` set) an entry that will be kept whole.
-pub fn candidates(batch: &RecordBatch, opts: &CompactOptions) -> Result<RecordBatch> {
+///
+/// With `reduce` (publishing order only), each key keeps only its last
+/// candidate of the batch that is not a chunk, and every chunk: in
+/// publishing order a later message of a key always overrides an earlier
+/// one, so the others can never survive. This shrinks what a distributed
+/// engine shuffles without changing the result, whatever rows the batch
+/// holds.
+pub fn candidates(batch: &RecordBatch, opts: &CompactOptions, reduce: bool) -> Result<RecordBatch> {
+    if reduce && opts.order != Order::Publish {
+        return Err(EntryError::Input(
+            "candidates can only be reduced in publishing order".into(),
+        ));
+    }
     let rows = EntryRows::new(batch)?;
-    let mut out = CandidateColumns::default();
+    let mut found: Vec<Row> = Vec::new();
     let mut decompressor = Decompressor::default();
     for i in 0..rows.len() {
         if rows.id_is_null(i) {
@@ -139,60 +164,85 @@ pub fn candidates(batch: &RecordBatch, opts: &CompactOptions) -> Result<RecordBa
         }
         let e = rows.id(i);
         let id = (e.partition, e.ledger_id, e.entry_id);
+        let whole = |error: String| Row {
+            id,
+            key: None,
+            index: -1,
+            tombstone: false,
+            event_time: 0,
+            batched: false,
+            chunk: None,
+            error: Some(error),
+        };
         let Some(data) = rows.data(i) else {
-            out.push(
-                id,
-                None,
-                -1,
-                false,
-                0,
-                false,
-                None,
-                Some("entry data is null"),
-            );
+            found.push(whole("entry data is null".into()));
             continue;
         };
         let mut pending = Vec::new();
         let result = scan_entry(&mut decompressor, data, opts, &mut |c| {
             if c.key.is_some() || opts.retain_null_key {
-                let chunk = c
-                    .chunk
-                    .map(|k| (k.uuid.to_owned(), k.chunk_id, k.num_chunks));
-                pending.push((
-                    c.key.map(str::to_owned),
-                    c.batch_index,
-                    c.tombstone,
-                    c.event_time,
-                    c.batched,
-                    chunk,
-                ));
+                pending.push(Row {
+                    id,
+                    key: c.key.map(str::to_owned),
+                    index: c.batch_index,
+                    tombstone: c.tombstone,
+                    event_time: c.event_time,
+                    batched: c.batched,
+                    chunk: c
+                        .chunk
+                        .map(|k| (k.uuid.to_owned(), k.chunk_id, k.num_chunks)),
+                    error: None,
+                });
             }
         });
         match result {
             Ok(EntryKind::Marker) => {}
-            Ok(_) => {
-                for (key, index, tombstone, et, batched, chunk) in &pending {
-                    let chunk = chunk
-                        .as_ref()
-                        .map(|(uuid, chunk_id, num_chunks)| ChunkInfo {
-                            uuid,
-                            chunk_id: *chunk_id,
-                            num_chunks: *num_chunks,
-                        });
-                    out.push(
-                        id,
-                        key.as_deref(),
-                        *index,
-                        *tombstone,
-                        *et,
-                        *batched,
-                        chunk,
-                        None,
-                    );
+            Ok(_) => found.append(&mut pending),
+            Err(err) => found.push(whole(err.to_string())),
+        }
+    }
+    let keep: Vec<bool> = if reduce {
+        let mut last: HashMap<(i32, &str), (Position, usize)> = HashMap::new();
+        for (n, r) in found.iter().enumerate() {
+            if let (Some(k), None) = (&r.key, &r.chunk) {
+                let p = Position::new(r.id.1, r.id.2, r.index);
+                let slot = last.entry((r.id.0, k.as_str())).or_insert((p, n));
+                if p >= slot.0 {
+                    *slot = (p, n);
                 }
             }
-            Err(err) => out.push(id, None, -1, false, 0, false, None, Some(&err.to_string())),
         }
+        let mut keep = vec![false; found.len()];
+        for r in found.iter().enumerate() {
+            keep[r.0] = r.1.key.is_none() || r.1.chunk.is_some();
+        }
+        for (_, n) in last.values() {
+            keep[*n] = true;
+        }
+        keep
+    } else {
+        vec![true; found.len()]
+    };
+    let mut out = CandidateColumns::default();
+    for (r, _) in found.iter().zip(&keep).filter(|(_, k)| **k) {
+        let chunk = r
+            .chunk
+            .as_ref()
+            .map(|(uuid, chunk_id, num_chunks)| ChunkInfo {
+                uuid,
+                chunk_id: *chunk_id,
+                num_chunks: *num_chunks,
+            });
+        out.push(
+            r.id,
+            r.key.as_deref(),
+            r.index,
+            r.tombstone,
+            r.event_time,
+            r.batched,
+            chunk,
+            r.error.as_deref(),
+        );
     }
     Ok(out.finish())
 }

@@ -36,9 +36,20 @@ pub fn rebatch(
     records: &[BatchRecord<'_>],
     retained: &[i32],
     retain_null_key: bool,
+    max_uncompressed_size: usize,
 ) -> Result<Option<(Vec<u8>, usize)>> {
     let md = &entry.metadata;
     let n = usize::try_from(md.num_messages()).unwrap_or(0);
+    // Every slot is written, at least as an 8-byte placeholder: a count the
+    // records do not back (retained-only shape) must not size the output.
+    if n.saturating_mul(PLACEHOLDER.len()) > max_uncompressed_size {
+        return Err(EntryError::TooLarge {
+            what: "rebatched payload of num_messages_in_batch placeholders",
+            size: n as u64 * PLACEHOLDER.len() as u64,
+            limit: max_uncompressed_size as u64,
+            offset: entry.metadata_offset,
+        });
+    }
     let mut slots: Vec<Option<&BatchRecord<'_>>> = vec![None; n];
     for r in records {
         if let Some(slot) = usize::try_from(r.index).ok().and_then(|i| slots.get_mut(i)) {

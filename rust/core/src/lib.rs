@@ -9,7 +9,8 @@
 //! - [`batch`]: the batch payload scan, compacted shapes included;
 //! - [`decode`]: entries → Arrow message rows;
 //! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
-//! - [`entry_metadata`]: entries → Arrow, one row of metadata per entry.
+//! - [`entry_metadata`]: entries → Arrow, one row of metadata per entry;
+//! - [`offload`]: tiered-storage offload objects (data blocks, index v1/v2) → entries, and back.
 
 pub mod batch;
 pub mod compression;
@@ -20,11 +21,18 @@ pub mod entry_metadata;
 pub mod error;
 pub mod frame;
 pub mod metadata;
+pub mod offload;
 mod wire;
 
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.
 pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/pulsar_entries.rs"));
+
+    /// BookKeeper and managed-ledger metadata embedded in offload index objects
+    /// (`proto/offload.proto`).
+    pub mod offload {
+        include!(concat!(env!("OUT_DIR"), "/pulsar_entries.offload.rs"));
+    }
 }
 
 pub use compression::{Codec, DEFAULT_MAX_UNCOMPRESSED_SIZE};

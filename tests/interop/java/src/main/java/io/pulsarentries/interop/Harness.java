@@ -20,6 +20,9 @@ import java.util.Objects;
  * <pre>
  *   generate   print a JSON array of test cases built and re-parsed by Pulsar's own code
  *   parse      read a JSON array of entry hex strings from stdin, print Pulsar's view of each
+ *   offload-write / offload-read
+ *              tiered-storage offload objects written / read by Pulsar's offloader classes
+ *              (a JSON request on stdin, see {@link OffloadHarness})
  * </pre>
  *
  * stdout carries only JSON; logs and diagnostics go to stderr.
@@ -41,8 +44,25 @@ public final class Harness {
         switch (cmd) {
             case "generate" -> generate(System.out);
             case "parse" -> parse(System.in.readAllBytes(), System.out);
+            // The offloader leaves non-daemon threads (e.g. its offsets-cache evictor) behind.
+            case "offload-write", "offload-read" -> {
+                int status = 0;
+                // jclouds' transient provider prints to System.out: keep stdout for the JSON alone.
+                PrintStream out = System.out;
+                System.setOut(System.err);
+                try {
+                    JsonNode req = readRequest();
+                    printObject(out, cmd.equals("offload-write") ? OffloadHarness.write(req)
+                            : OffloadHarness.read(req));
+                } catch (Throwable t) {
+                    t.printStackTrace();
+                    status = 1;
+                }
+                System.exit(status);
+            }
             default -> {
-                System.err.println("usage: Harness generate | parse  (parse reads a JSON array of hex strings on stdin)");
+                System.err.println("usage: Harness generate | parse | offload-write | offload-read"
+                        + "  (parse reads a JSON array of hex strings on stdin; offload-* a JSON request)");
                 System.exit(2);
             }
         }
@@ -80,6 +100,19 @@ public final class Harness {
             }
         }
         printArray(out, results);
+    }
+
+    private static JsonNode readRequest() throws IOException {
+        JsonNode req = MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8));
+        if (req == null || !req.isObject()) {
+            throw new IllegalArgumentException("expected a JSON object on stdin");
+        }
+        return req;
+    }
+
+    private static void printObject(PrintStream out, ObjectNode node) throws IOException {
+        out.println(MAPPER.writeValueAsString(node));
+        out.flush();
     }
 
     /** One element per line: diff-friendly and still a single JSON document. */

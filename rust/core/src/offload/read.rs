@@ -203,6 +203,25 @@ fn covered_ranges(
         .collect()
 }
 
+/// Sorts ranges and merges the overlapping or adjacent ones of a ledger, so
+/// a missing run spanning blocks is reported once.
+fn merge(mut ranges: Vec<EntryRange>) -> Vec<EntryRange> {
+    ranges.sort_by_key(|r| (r.ledger_id, r.first_entry_id));
+    let mut out: Vec<EntryRange> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last)
+                if last.ledger_id == r.ledger_id
+                    && r.first_entry_id <= last.last_entry_id.saturating_add(1) =>
+            {
+                last.last_entry_id = last.last_entry_id.max(r.last_entry_id);
+            }
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
 /// Reads a slice of a data object: the whole object (`base_offset` 0) or a
 /// run of whole blocks starting at `base_offset` (from [`OffloadIndex::blocks`]).
 ///
@@ -221,7 +240,7 @@ pub fn read_object(
         index.map(|i| covered_ranges(i, opts.ledger_id, base_offset, data.len() as u64))
     });
     let mut expect = Expect {
-        ranges,
+        ranges: ranges.map(merge),
         seen: Vec::new(),
     };
     let walker = Walker {
@@ -249,7 +268,17 @@ pub fn read_ledger(data: &[u8], index: Option<&[u8]>, opts: &ReadOptions) -> Vec
             out.extend(read_object(data, 0, None, opts));
             out
         }
-        Some(Ok(index)) => read_object(data, 0, Some(&index), opts),
+        Some(Ok(index)) => {
+            // The whole object: every block the index lists must be there.
+            let opts = ReadOptions {
+                ranges: opts
+                    .ranges
+                    .clone()
+                    .or_else(|| Some(covered_ranges(&index, opts.ledger_id, 0, u64::MAX))),
+                ..opts.clone()
+            };
+            read_object(data, 0, Some(&index), &opts)
+        }
         None => read_object(data, 0, None, opts),
     }
 }
@@ -345,7 +374,7 @@ impl Walker<'_> {
                 rows.push(ledger, header.first_entry_id, None, Some(&msg));
             }
             let start = pos + (header.header_length as u64).min((block_end - pos) as u64) as usize;
-            self.entries(&header, ledger, offset, start, block_end, rows, expect);
+            self.entries(&header, ledger, offset, start..block_end, rows, expect);
             pos = block_end;
         }
     }
@@ -356,11 +385,11 @@ impl Walker<'_> {
         header: &BlockHeader,
         ledger: i64,
         block_at: u64,
-        start: usize,
-        end: usize,
+        span: std::ops::Range<usize>,
         rows: &mut Rows,
         expect: &mut Expect,
     ) {
+        let (start, end) = (span.start, span.end);
         let d = self.data;
         let mut p = start;
         let mut k: i64 = 0;

@@ -7,9 +7,11 @@ entries. The work happens in a Rust core; Arrow data moves zero-copy.
 
 from __future__ import annotations
 
+from . import offload
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
     EntryFormatError,
+    OffloadFormatError,
     __version__,
     decode,
     encode_entry,
@@ -21,10 +23,12 @@ from .entries import entries_table
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
     "EntryFormatError",
+    "OffloadFormatError",
     "__version__",
     "decode",
     "encode_entry",
     "entries_table",
     "entry_metadata",
+    "offload",
     "parse_entry",
 ]

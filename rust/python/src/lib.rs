@@ -4,6 +4,8 @@
 //! (pyo3-arrow), so input entries and output messages are never copied
 //! between Python and Rust. The GIL is released while entries are decoded.
 
+mod offload;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use pulsar_entries_core::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
@@ -337,5 +339,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_entry, m)?)?;
     m.add_function(wrap_pyfunction!(encode_entry, m)?)?;
     m.add_function(wrap_pyfunction!(entry_metadata, m)?)?;
+    offload::register(m)?;
     Ok(())
 }

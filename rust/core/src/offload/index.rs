@@ -303,11 +303,13 @@ impl OffloadIndex {
         out
     }
 
-    /// The index object's bytes, exactly as Pulsar's `toStream()` writes them
-    /// (v2 ledgers in the order given; Java's follows a HashMap).
+    /// The index object's bytes, exactly as Pulsar's `toStream()` writes them.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let metas: Vec<Vec<u8>> = self
-            .ledgers
+        let ledgers: Vec<&IndexedLedger> = match self.version {
+            IndexVersion::V1 => self.ledgers.iter().collect(),
+            IndexVersion::V2 => java_hash_map_order(&self.ledgers),
+        };
+        let metas: Vec<Vec<u8>> = ledgers
             .iter()
             .map(|l| match &l.metadata {
                 LedgerMeta::BookKeeper(m) => m.encode_to_vec(),
@@ -319,8 +321,7 @@ impl OffloadIndex {
             IndexVersion::V2 => 16, // + ledger id
         };
         let length: usize = 24
-            + self
-                .ledgers
+            + ledgers
                 .iter()
                 .zip(&metas)
                 .map(|(l, m)| per_ledger + m.len() + l.entries.len() * INDEX_ENTRY_SIZE)
@@ -334,7 +335,7 @@ impl OffloadIndex {
         out.extend_from_slice(&(length as i32).to_be_bytes());
         out.extend_from_slice(&self.data_object_length.to_be_bytes());
         out.extend_from_slice(&self.data_header_length.to_be_bytes());
-        for (l, meta) in self.ledgers.iter().zip(&metas) {
+        for (l, meta) in ledgers.iter().zip(&metas) {
             if self.version == IndexVersion::V2 {
                 out.extend_from_slice(&l.ledger_id.unwrap_or_default().to_be_bytes());
             }
@@ -350,6 +351,28 @@ impl OffloadIndex {
         debug_assert_eq!(out.len(), length);
         out
     }
+}
+
+/// The v2 ledgers in the order Java writes them: `OffloadIndexBlockV2Impl`
+/// iterates a `HashMap<Long, _>` filled in ascending ledger id order, i.e. by
+/// hash bucket of the final table, then ascending id. (Exact unless eight or
+/// more ids share a bucket of a 64+ table, where Java turns the bin into a tree.)
+fn java_hash_map_order(ledgers: &[IndexedLedger]) -> Vec<&IndexedLedger> {
+    let mut capacity = 16usize; // default capacity; doubles past 0.75 load
+    while ledgers.len() * 4 > capacity * 3 {
+        capacity *= 2;
+    }
+    let bucket = |id: i64| {
+        let v = id as u64;
+        let h = (v ^ (v >> 32)) as u32; // Long.hashCode
+        ((h ^ (h >> 16)) as usize) & (capacity - 1) // HashMap.hash, then the index
+    };
+    let mut out: Vec<&IndexedLedger> = ledgers.iter().collect();
+    out.sort_by_key(|l| {
+        let id = l.ledger_id.unwrap_or_default();
+        (bucket(id), id)
+    });
+    out
 }
 
 /// Reads `len` metadata bytes after checking the length; returns them with their offset.
@@ -476,6 +499,32 @@ mod tests {
                 (Some(8), 0, Some(1), 300)
             ]
         );
+    }
+
+    #[test]
+    fn v2_ledgers_follow_java_hash_map_order() {
+        let ledger = |id: i64| IndexedLedger {
+            ledger_id: Some(id),
+            metadata: LedgerMeta::LedgerInfo(LedgerInfo {
+                ledger_id: id,
+                ..Default::default()
+            }),
+            entries: vec![],
+        };
+        let order = |ids: &[i64]| -> Vec<i64> {
+            let ls: Vec<_> = ids.iter().map(|&i| ledger(i)).collect();
+            java_hash_map_order(&ls)
+                .iter()
+                .map(|l| l.ledger_id.unwrap())
+                .collect()
+        };
+        // Pulsar 4.0.8 wrote [3, 20, 7] for ledgers {3, 7, 20} (20 lands in bucket 4).
+        assert_eq!(order(&[3, 7, 20]), [3, 20, 7]);
+        // 13 keys resize the table to 32: 20 then keeps bucket 20.
+        let ids: Vec<i64> = (0..12).chain([20]).collect();
+        assert_eq!(order(&ids), ids);
+        // High bits fold in: 1 << 32 hashes like 1.
+        assert_eq!(order(&[2, 1 << 32, 1]), [1, 1 << 32, 2]);
     }
 
     #[test]

@@ -37,7 +37,8 @@ pub use index::{BlockRange, IndexVersion, IndexedLedger, LedgerMeta, OffloadInde
 pub use name::{ObjectName, ObjectRole};
 pub use read::{offload_schema, read_ledger, read_object, EntryRange, ReadOptions};
 pub use write::{
-    write_ledger, write_streaming, LedgerMetadataSpec, StreamingLedger, WrittenObject,
+    group_entries, write_ledger, write_streaming, LedgerMetadataSpec, StreamingLedger,
+    WrittenObject,
 };
 
 /// Which object an offset refers to.

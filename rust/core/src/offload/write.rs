@@ -336,6 +336,40 @@ pub fn write_streaming<W: Write>(
     })
 }
 
+/// Groups `(ledger_id, entry_id, data)` rows (any order) into ledgers with
+/// contiguous entry ids, ledgers in ascending id order: the input shape of
+/// [`write_ledger`] (one ledger, ids from 0) and [`write_streaming`].
+pub fn group_entries<'a>(rows: Vec<(i64, i64, &'a [u8])>) -> Result<Vec<StreamingLedger<'a>>> {
+    let mut rows = rows;
+    rows.sort_by_key(|&(l, e, _)| (l, e));
+    let mut out: Vec<StreamingLedger<'a>> = Vec::new();
+    for (ledger, entry, data) in rows {
+        if ledger < 0 || entry < 0 {
+            return Err(OffloadError::Write(format!(
+                "negative ledger or entry id ({ledger}, {entry})"
+            )));
+        }
+        match out.last_mut() {
+            Some(l) if l.ledger_id == ledger => {
+                let next = l.first_entry_id + l.entries.len() as i64;
+                if entry != next {
+                    return Err(OffloadError::Write(format!(
+                        "ledger {ledger}: entry ids must be contiguous, found {entry} after {} (a duplicate or a gap)",
+                        next - 1
+                    )));
+                }
+                l.entries.push(data);
+            }
+            _ => out.push(StreamingLedger {
+                ledger_id: ledger,
+                first_entry_id: entry,
+                entries: vec![data],
+            }),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,6 +423,25 @@ mod tests {
             ]
         );
         assert_eq!(out.len(), 2976);
+    }
+
+    #[test]
+    fn groups_entries_by_ledger_and_checks_contiguity() {
+        let (a, b, c) = (&b"a"[..], &b"b"[..], &b"c"[..]);
+        let g = group_entries(vec![(2, 1, b), (1, 0, a), (2, 0, a), (2, 2, c)]).unwrap();
+        let shape: Vec<_> = g
+            .iter()
+            .map(|l| (l.ledger_id, l.first_entry_id, l.entries.clone()))
+            .collect();
+        assert_eq!(shape, [(1, 0, vec![a]), (2, 0, vec![a, b, c])]);
+        let err = group_entries(vec![(1, 0, a), (1, 2, b)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("ledger 1: entry ids must be contiguous, found 2 after 0"),
+            "{err}"
+        );
+        assert!(group_entries(vec![(1, 0, a), (1, 0, b)]).is_err());
     }
 
     #[test]

@@ -51,9 +51,17 @@ public final class Harness {
                 PrintStream out = System.out;
                 System.setOut(System.err);
                 try {
+                    // One request object, or an array of them (one JVM start for many cases).
                     JsonNode req = readRequest();
-                    printObject(out, cmd.equals("offload-write") ? OffloadHarness.write(req)
-                            : OffloadHarness.read(req));
+                    List<ObjectNode> results = new ArrayList<>();
+                    for (JsonNode r : req.isArray() ? req : List.of(req)) {
+                        results.add(cmd.equals("offload-write") ? OffloadHarness.write(r) : OffloadHarness.read(r));
+                    }
+                    if (req.isArray()) {
+                        printArray(out, results);
+                    } else {
+                        printObject(out, results.get(0));
+                    }
                 } catch (Throwable t) {
                     t.printStackTrace();
                     status = 1;
@@ -104,8 +112,8 @@ public final class Harness {
 
     private static JsonNode readRequest() throws IOException {
         JsonNode req = MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8));
-        if (req == null || !req.isObject()) {
-            throw new IllegalArgumentException("expected a JSON object on stdin");
+        if (req == null || !(req.isObject() || req.isArray())) {
+            throw new IllegalArgumentException("expected a JSON object or array on stdin");
         }
         return req;
     }

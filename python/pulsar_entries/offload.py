@@ -145,6 +145,14 @@ def discover(
     an index whose data object is missing is not listed. Sorted by ledger id, then uuid.
     """
     fs, root = _filesystem(path, filesystem)
+    uri = os.fspath(path) if filesystem is None and "://" in os.fspath(path) else None
+
+    def located(p: str) -> str:
+        # Paths from a URI come back as URIs, so they can be passed on without a filesystem.
+        if uri is None:
+            return p
+        return uri.rstrip("/") + p[len(root.rstrip("/")) :]
+
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.NotFound:
         raise FileNotFoundError(root)
@@ -156,7 +164,14 @@ def discover(
         index = _sibling(root, _object_name(parsed["uuid"], parsed["ledger_id"], True))
         if not _exists(fs, data):
             raise FileNotFoundError(f"{data} (the data object of index {root})")
-        return [OffloadedObject(data, index if _exists(fs, index) else None, parsed["ledger_id"], parsed["uuid"])]
+        if uri is not None:
+            root = root.rpartition("/")[0]
+            uri = uri.rpartition("/")[0]
+        return [
+            OffloadedObject(
+                located(data), located(index) if _exists(fs, index) else None, parsed["ledger_id"], parsed["uuid"]
+            )
+        ]
     found: dict[tuple[str, str, Optional[int]], dict[str, str]] = {}
     for f in fs.get_file_info(pafs.FileSelector(root, recursive=recursive)):
         if f.type != pafs.FileType.File:
@@ -167,7 +182,7 @@ def discover(
         key = (f.path.rpartition("/")[0], parsed["uuid"], parsed["ledger_id"])
         found.setdefault(key, {})[parsed["role"]] = f.path
     out = [
-        OffloadedObject(roles["data"], roles.get("index"), ledger, uuid)
+        OffloadedObject(located(roles["data"]), located(roles["index"]) if "index" in roles else None, ledger, uuid)
         for (_, uuid, ledger), roles in found.items()
         if "data" in roles
     ]

@@ -207,6 +207,10 @@ def test_discover_pairs_names_and_ignores_the_rest(tmp_path):
     (tmp_path / f"{U2}-ledger-99-index").write_bytes(b"")  # an index without its data object
     assert offload.discover(tmp_path) == [b, a]
     assert offload.discover(a.index_path) == [a]
+    # A URI in, URIs out: the paths work without passing a filesystem.
+    uris = offload.discover(f"file://{tmp_path}")
+    assert uris == [o._replace(data_path=f"file://{o.data_path}", index_path=f"file://{o.index_path}") for o in [b, a]]
+    assert clean(offload.read_offloaded_ledger(uris[1].data_path)) == [{"ledger_id": 12, "entry_id": 0, "data": b"x"}]
     with pytest.raises(ValueError, match="not named like an offload object"):
         offload.discover(tmp_path / "entries.parquet")
 

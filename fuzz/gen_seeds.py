@@ -7,6 +7,8 @@ seeds/decode_entry/*: valid entries from ``pulsar_entries.encode_entry``
 properties, null values), and KoP Kafka entries (every Kafka codec).
 seeds/decompress/*: ``[codec byte][u32 BE uncompressed size][compressed payload]``,
 the layout of the ``decompress`` target, taken from the same entries.
+seeds/offload/*: ``[u32 BE index length][index object][data object]``, offload objects written by
+``pulsar_entries.offload`` (ledger-based v1 and streaming v2, several block sizes).
 """
 
 import pathlib
@@ -141,3 +143,25 @@ write(entry_dir, "kop-control", kafka.kop_entry([kafka.control_batch(True, produ
 files = list(root.rglob("*"))
 total = sum(f.stat().st_size for f in files if f.is_file())
 print(f"{sum(f.is_file() for f in files)} seed files, {total} bytes")
+
+
+# Offload objects: a few ledgers of entries taken from above, small blocks so there are several.
+import tempfile  # noqa: E402
+
+from pulsar_entries import offload  # noqa: E402
+
+off_dir = root / "offload"
+shutil.rmtree(off_dir, ignore_errors=True)
+off_dir.mkdir(parents=True)
+seed_entries = [p.read_bytes() for p in sorted(entry_dir.iterdir())]
+for version, block in [(1, 600), (1, 4096), (2, 300)]:
+    ids = range(len(seed_entries))
+    table = pulsar_entries.entries_table(seed_entries, ledger_id=[3 + i % 2 if version == 2 else 3 for i in ids])
+    if version == 2:
+        table = table.set_column(1, "entry_id", __import__("pyarrow").array([i // 2 for i in ids], "int64"))
+    size = max(block, max(map(len, seed_entries)) + 140) if version == 1 else block
+    with tempfile.TemporaryDirectory() as d:
+        o = offload.write_offloaded_ledger(table, d, index_version=version, block_size=size, ctime=1)
+        index = pathlib.Path(o.index_path).read_bytes()
+        data = pathlib.Path(o.data_path).read_bytes()
+    write(off_dir, f"v{version}-{block}", len(index).to_bytes(4, "big") + index + data)

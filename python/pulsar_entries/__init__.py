@@ -8,7 +8,7 @@ data moves zero-copy.
 
 from __future__ import annotations
 
-from . import kafka, processors, strategies
+from . import kafka, offload, processors, strategies
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
     ChunkMessageId,
@@ -16,6 +16,7 @@ from ._native import (
     EntryFormatError,
     MessageId,
     Position,
+    OffloadFormatError,
     __version__,
     decode,
     encode_chunked,
@@ -53,6 +54,7 @@ __all__ = [
     "MessagePosition",
     "Position",
     "TableView",
+    "OffloadFormatError",
     "__version__",
     "compact",
     "decode",
@@ -67,6 +69,7 @@ __all__ = [
     "kafka",
     "last_message_position",
     "message_ids",
+    "offload",
     "parse_entry",
     "processors",
     "reassemble_chunks",

@@ -71,7 +71,7 @@ def _read_entries(path: Path) -> pa.Table:
         files = list_inputs(str(path))
     except FileNotFoundError as e:
         raise CliError(str(e)) from None
-    return pa.Table.from_batches([b for uri, kind in files for b in read_file(uri, kind)]).drop_columns(["error"])
+    return pa.Table.from_batches([b for item in files for b in read_file(*item)]).drop_columns(["error"])
 
 
 def _decode_local(entries: pa.Table, show_progress: bool, **options: Any) -> pa.Table:

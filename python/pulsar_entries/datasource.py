@@ -1,9 +1,13 @@
 """A Spark data source for stored entries: ``spark.read.format("pulsar-entries").load(path)``.
 
-Reads entry tables (Parquet, or Arrow IPC files) from any filesystem pyarrow
-knows (local, HDFS, S3, GCS, ...), one Spark partition per file, yielding Arrow
-record batches of ``ledger_id``, ``entry_id``, ``data`` and ``error`` (null
-unless the source itself was unreadable for that row).
+Reads, from any filesystem pyarrow knows (local, HDFS, S3, GCS, ...):
+- entry tables: Parquet or Arrow IPC files;
+- Pulsar tiered-storage offload objects (``<uuid>-ledger-<id>`` with its
+  ``-index``, and the streaming variant), found by their names.
+One Spark partition per file or offload object. It yields Arrow record batches
+of ``ledger_id``, ``entry_id``, ``data`` and ``error``: null unless the source
+was unreadable there (a damaged offload block, an entry the index promises but
+the object lacks).
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ def _kind(path: str) -> str | None:
     return None
 
 
-def list_inputs(path: str) -> list[tuple[str, str]]:
-    """The entry files under ``path`` (a file or a directory, searched recursively), sorted."""
+def list_inputs(path: str) -> list[tuple[str, ...]]:
+    """The inputs under ``path`` (a file, object or directory, searched recursively), sorted:
+    ``(uri, "parquet" | "arrow")`` for entry files, ``(data, "offload", index)`` for offload objects."""
     fs, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.NotFound:
@@ -53,8 +58,12 @@ def list_inputs(path: str) -> list[tuple[str, str]]:
         base = i.path.rsplit("/", 1)[-1]
         if kind and not base.startswith(("_", ".")):
             found.append((prefix + i.path if prefix and "://" not in i.path else i.path, kind))
+    from . import offload
+
+    for obj in offload.discover(path, recursive=True):
+        found.append((obj.data_path, "offload", obj.index_path or ""))
     if not found:
-        raise FileNotFoundError(f"{path}: no entry files (.parquet, .arrow) found")
+        raise FileNotFoundError(f"{path}: no entry files (.parquet, .arrow) or offload objects found")
     return found
 
 
@@ -74,7 +83,12 @@ def _conform(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=ARROW_SCHEMA)
 
 
-def read_file(uri: str, kind: str) -> Iterator[pa.RecordBatch]:
+def read_file(uri: str, kind: str, index: str = "") -> Iterator[pa.RecordBatch]:
+    if kind == "offload":
+        from . import offload
+
+        yield from _conform(offload.read_offloaded_ledger(uri, index or None)).to_batches(max_chunksize=4096)
+        return
     fs, path = pafs.FileSystem.from_uri(uri) if "://" in uri else (pafs.LocalFileSystem(), uri)
     if kind == "parquet":
         import pyarrow.parquet as pq
@@ -111,9 +125,8 @@ class PulsarEntriesReader(DataSourceReader):
         self.path = path
 
     def partitions(self) -> list[InputPartition]:
-        # One partition per file; its value is (uri, kind).
-        return [InputPartition((uri, kind)) for uri, kind in list_inputs(self.path)]
+        # One partition per file or offload object; its value is the list_inputs tuple.
+        return [InputPartition(item) for item in list_inputs(self.path)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        uri, kind = partition.value
-        yield from read_file(uri, kind)
+        yield from read_file(*partition.value)

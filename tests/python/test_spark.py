@@ -104,3 +104,28 @@ def test_data_source_reads_parquet_and_arrow(spark, topic, tmp_path):
 def test_data_source_missing_path(spark, tmp_path):
     with pytest.raises(Exception, match="no such file or directory"):
         ps.read_entries(spark, str(tmp_path / "nope")).count()
+
+
+def test_data_source_reads_offload_objects(spark, tmp_path):
+    from pulsar_entries import offload
+
+    topic = generate_topic(240, seed=11, entries_per_ledger=100)
+    objects = offload.write_offloaded_ledgers(topic.entries, tmp_path / "bucket")
+    assert len(objects) == len(set(topic.entries["ledger_id"].to_pylist())) == 3
+    # A damaged block in the last object becomes error rows, not a failed read.
+    last = objects[-1].data_path
+    raw = bytearray(open(last, "rb").read())
+    raw[0] ^= 0xFF  # the first block header's magic
+    open(last, "wb").write(bytes(raw))
+    df = ps.read_entries(spark, str(tmp_path / "bucket"))
+    assert df.rdd.getNumPartitions() == len(objects)  # one partition per object
+    got = df.toArrow().sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
+    want = pa.concat_tables(
+        offload.read_offloaded_ledger(o.data_path, o.index_path) for o in objects
+    ).sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
+    assert got.select(["ledger_id", "entry_id", "data", "error"]).to_pylist() == want.select(
+        ["ledger_id", "entry_id", "data", "error"]
+    ).to_pylist()
+    assert got["error"].null_count < got.num_rows  # the damage is reported
+    good = want.filter(want["error"].is_null())
+    assert good.num_rows > topic.entries.num_rows // 2

@@ -17,7 +17,8 @@
 //! - [`message_id`]: message ids and chunk message ids, Java's bytes and order;
 //! - [`chunks`]: chunked-message reassembly over decoded rows;
 //! - [`entries`]: the entry-table input shape;
-//! - [`compaction`]: two-phase compaction, strategies, last-message position.
+//! - [`compaction`]: two-phase compaction, strategies, last-message position;
+//! - [`offload`]: tiered-storage offload objects (data blocks, index v1/v2) → entries, and back.
 
 mod arrow_types;
 pub mod batch;
@@ -35,6 +36,7 @@ pub mod frame;
 pub mod kafka;
 pub mod message_id;
 pub mod metadata;
+pub mod offload;
 pub mod processor;
 pub mod seek;
 mod wire;
@@ -42,6 +44,12 @@ mod wire;
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.
 pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/pulsar_entries.rs"));
+
+    /// BookKeeper and managed-ledger metadata embedded in offload index objects
+    /// (`proto/offload.proto`).
+    pub mod offload {
+        include!(concat!(env!("OUT_DIR"), "/pulsar_entries.offload.rs"));
+    }
 }
 
 pub use compression::{Codec, DEFAULT_MAX_UNCOMPRESSED_SIZE};

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 mod compaction;
+mod offload;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -859,5 +860,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMessageId>()?;
     m.add_class::<PyChunkMessageId>()?;
     compaction::register(m)?;
+    offload::register(m)?;
     Ok(())
 }

@@ -27,6 +27,9 @@ import java.util.Objects;
  *   rebatch    RawBatchConverter.rebatchMessage over [{ledger_id, entry_id, entry, retain, retain_null_key}]
  *   compact    two-phase compaction of {entries, order, retain_null_key} with Pulsar's pieces
  *   ledger-records / parse-records   RawMessageImpl.serialize / deserializeFrom
+ *   offload-write / offload-read
+ *              tiered-storage offload objects written / read by Pulsar's offloader classes
+ *              (a JSON request on stdin, see {@link OffloadHarness})
  * </pre>
  *
  * stdout carries only JSON; logs and diagnostics go to stderr.
@@ -57,9 +60,34 @@ public final class Harness {
             case "compact" -> printArray(System.out, Compaction.compact(stdinJson()));
             case "ledger-records" -> printArray(System.out, Compaction.ledgerRecords(stdinJson()));
             case "parse-records" -> printArray(System.out, Compaction.parseRecords(stdinJson()));
+            // The offloader leaves non-daemon threads (e.g. its offsets-cache evictor) behind.
+            case "offload-write", "offload-read" -> {
+                int status = 0;
+                // jclouds' transient provider prints to System.out: keep stdout for the JSON alone.
+                PrintStream out = System.out;
+                System.setOut(System.err);
+                try {
+                    // One request object, or an array of them (one JVM start for many cases).
+                    JsonNode req = readRequest();
+                    List<ObjectNode> results = new ArrayList<>();
+                    for (JsonNode r : req.isArray() ? req : List.of(req)) {
+                        results.add(cmd.equals("offload-write") ? OffloadHarness.write(r) : OffloadHarness.read(r));
+                    }
+                    if (req.isArray()) {
+                        printArray(out, results);
+                    } else {
+                        printObject(out, results.get(0));
+                    }
+                } catch (Throwable t) {
+                    t.printStackTrace();
+                    status = 1;
+                }
+                System.exit(status);
+            }
             default -> {
                 System.err.println("usage: Harness generate | parse | stamp | chunks | msgid | rebatch | compact"
-                        + " | ledger-records | parse-records  (all but generate and chunks read JSON on stdin)");
+                        + " | ledger-records | parse-records | offload-write | offload-read"
+                        + "  (all but generate and chunks read JSON on stdin)");
                 System.exit(2);
             }
         }
@@ -101,6 +129,19 @@ public final class Harness {
             }
         }
         printArray(out, results);
+    }
+
+    private static JsonNode readRequest() throws IOException {
+        JsonNode req = MAPPER.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8));
+        if (req == null || !(req.isObject() || req.isArray())) {
+            throw new IllegalArgumentException("expected a JSON object or array on stdin");
+        }
+        return req;
+    }
+
+    private static void printObject(PrintStream out, ObjectNode node) throws IOException {
+        out.println(MAPPER.writeValueAsString(node));
+        out.flush();
     }
 
     /** One element per line: diff-friendly and still a single JSON document. */

@@ -90,6 +90,14 @@ pub fn split_batch<'a>(
         offset: 0,
         reason: format!("negative num_messages_in_batch {declared}"),
     })?;
+    if n == 0 {
+        // No producer writes an empty batch; reporting it keeps the entry accounted for.
+        return Err(EntryError::Batch {
+            index: 0,
+            offset: 0,
+            reason: "num_messages_in_batch is 0: the batch holds no message".into(),
+        });
+    }
     let retained = header.compacted_batch_indexes_count();
     // Bound the reservation by what the buffer could possibly hold.
     out.reserve(n.min(buf.len() / MIN_RECORD + 1));
@@ -253,6 +261,18 @@ mod tests {
         lying[5] = 50; // payload_size 50
         let err = split_batch(&lying, &h, &mut vec![]).unwrap_err();
         assert!(err.to_string().contains("payload_size 50 exceeds"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_batch_is_an_error_not_a_silent_drop() {
+        // Found by cargo fuzz: num_messages_in_batch = 0 used to decode to no rows at all.
+        let h = unhex("0a0170100018015800");
+        let h = MessageMetadataView::parse(&h, 0).unwrap();
+        let err = split_batch(&[], &h, &mut vec![]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "batch record 0 at batch-buffer offset 0: num_messages_in_batch is 0: the batch holds no message"
+        );
     }
 
     #[test]

@@ -251,29 +251,8 @@ fn median_ns(path: &str) -> Option<f64> {
 // Groups
 // ---------------------------------------------------------------------------
 
-fn bench_metadata_parse(c: &mut Criterion, reg: &mut Registry) {
-    const G: &str = "metadata_parse";
-    let mut rng = StdRng::seed_from_u64(SEED);
-    let mut group = c.benchmark_group(G);
-
-    // Framing + CRC32C over the whole entry + MessageMetadata.
-    for codec in [Codec::None, Codec::Lz4] {
-        for n in [1usize, 10, 100, 1000] {
-            let e = entry(&mut rng, codec, n, 1000, true, n > 1);
-            let param = format!("{}_b{n}", codec_name(codec));
-            group.throughput(Throughput::Bytes(e.len() as u64));
-            let bid = id("entry_view", &param, reg, G, 1, e.len() as u64);
-            group.bench_function(bid, |b| {
-                b.iter(|| EntryView::parse(black_box(&e), true).unwrap().payload.len())
-            });
-        }
-    }
-
-    // MessageMetadata: a typical LZ4 batch header, and a rich one.
-    let batch_entry = entry(&mut rng, Codec::Lz4, 100, 1000, true, true);
-    let v = EntryView::parse(&batch_entry, true).unwrap();
-    let typical = batch_entry[v.metadata_offset..v.payload_offset].to_vec();
-    let rich = proto::MessageMetadata {
+fn rich_metadata() -> Vec<u8> {
+    proto::MessageMetadata {
         producer_name: "standalone-0-42".into(),
         sequence_id: 123_456_789,
         publish_time: 1_700_000_000_000,
@@ -295,20 +274,11 @@ fn bench_metadata_parse(c: &mut Criterion, reg: &mut Registry) {
         highest_sequence_id: Some(123_456_888),
         ..Default::default()
     }
-    .encode_to_vec();
-    for (name, md) in [("typical", &typical), ("rich", &rich)] {
-        group.throughput(Throughput::Elements(1));
-        let bid = id("message_metadata_prost", name, reg, G, 1, md.len() as u64);
-        group.bench_function(bid, |b| {
-            b.iter(|| proto::MessageMetadata::decode(black_box(&md[..])).unwrap())
-        });
-        let bid = id("message_metadata_view", name, reg, G, 1, md.len() as u64);
-        group.bench_function(bid, |b| {
-            b.iter(|| MessageMetadataView::parse(black_box(&md[..]), 0).unwrap())
-        });
-    }
+    .encode_to_vec()
+}
 
-    // SingleMessageMetadata: plain (payload_size + sequence_id) and keyed.
+/// SingleMessageMetadata: plain (payload_size + sequence_id) and keyed.
+fn single_metadatas() -> (Vec<u8>, Vec<u8>) {
     let plain = proto::SingleMessageMetadata {
         payload_size: 100,
         sequence_id: Some(4_242),
@@ -334,6 +304,46 @@ fn bench_metadata_parse(c: &mut Criterion, reg: &mut Registry) {
         ..Default::default()
     }
     .encode_to_vec();
+    (plain, keyed)
+}
+
+fn bench_metadata_parse(c: &mut Criterion, reg: &mut Registry) {
+    const G: &str = "metadata_parse";
+    let mut rng = StdRng::seed_from_u64(SEED);
+    let mut group = c.benchmark_group(G);
+
+    // Framing + CRC32C over the whole entry + MessageMetadata.
+    for codec in [Codec::None, Codec::Lz4] {
+        for n in [1usize, 10, 100, 1000] {
+            let e = entry(&mut rng, codec, n, 1000, true, n > 1);
+            let param = format!("{}_b{n}", codec_name(codec));
+            group.throughput(Throughput::Bytes(e.len() as u64));
+            let bid = id("entry_view", &param, reg, G, 1, e.len() as u64);
+            group.bench_function(bid, |b| {
+                b.iter(|| EntryView::parse(black_box(&e), true).unwrap().payload.len())
+            });
+        }
+    }
+
+    // MessageMetadata: a typical LZ4 batch header, and a rich one.
+    let batch_entry = entry(&mut rng, Codec::Lz4, 100, 1000, true, true);
+    let v = EntryView::parse(&batch_entry, true).unwrap();
+    let typical = batch_entry[v.metadata_offset..v.payload_offset].to_vec();
+    let rich = rich_metadata();
+    for (name, md) in [("typical", &typical), ("rich", &rich)] {
+        group.throughput(Throughput::Elements(1));
+        let bid = id("message_metadata_prost", name, reg, G, 1, md.len() as u64);
+        group.bench_function(bid, |b| {
+            b.iter(|| proto::MessageMetadata::decode(black_box(&md[..])).unwrap())
+        });
+        let bid = id("message_metadata_view", name, reg, G, 1, md.len() as u64);
+        group.bench_function(bid, |b| {
+            b.iter(|| MessageMetadataView::parse(black_box(&md[..]), 0).unwrap())
+        });
+    }
+
+    // SingleMessageMetadata: plain (payload_size + sequence_id) and keyed.
+    let (plain, keyed) = single_metadatas();
     for (name, smm) in [("plain", &plain), ("keyed", &keyed)] {
         group.throughput(Throughput::Elements(1));
         let bid = id("single_metadata_prost", name, reg, G, 1, smm.len() as u64);
@@ -448,7 +458,11 @@ struct DecodeCase {
 }
 
 fn decode_cases() -> Vec<DecodeCase> {
-    let mut rng = StdRng::seed_from_u64(SEED + 3);
+    decode_cases_matching(None)
+}
+
+/// The decode corpus; with `only`, just that case (each case has its own seed).
+fn decode_cases_matching(only: Option<&str>) -> Vec<DecodeCase> {
     // (batch size, entries): ~2–4 MB of messages per record batch.
     let shapes = [(1usize, 2000usize), (10, 300), (100, 32), (1000, 4)];
     let mut cases = vec![];
@@ -458,13 +472,19 @@ fn decode_cases() -> Vec<DecodeCase> {
             if !matches!(codec, Codec::None | Codec::Lz4) && n != 100 {
                 continue;
             }
+            let name = format!("{}_b{n}", codec_name(codec));
+            if only.is_some_and(|o| o != name) {
+                continue;
+            }
+            let mut rng =
+                StdRng::seed_from_u64(SEED + 3 + (codec.to_proto() as u64) * 10 + n as u64);
             let entries: Vec<Vec<u8>> = (0..count)
                 .map(|_| entry(&mut rng, codec, n, 1000, true, n > 1))
                 .collect();
             let payloads: Vec<Payload> = entries.iter().map(|e| payload_of(e)).collect();
             let bytes = payloads.iter().map(|p| u64::from(p.size)).sum();
             cases.push(DecodeCase {
-                name: format!("{}_b{n}", codec_name(codec)),
+                name,
                 codec,
                 input: entries_batch(&entries),
                 payloads,
@@ -702,7 +722,136 @@ fn summary(reg: &Registry) {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Instruction-count mode (for callgrind on a busy machine)
+// ---------------------------------------------------------------------------
+
+/// The loop callgrind collects (`--toggle-collect='*measured*'`).
+#[inline(never)]
+fn measured(n: usize, f: &mut dyn FnMut() -> usize) -> usize {
+    let mut total = 0;
+    for _ in 0..n {
+        total += f();
+    }
+    total
+}
+
+/// `CODEC_BENCH_COUNT=<op>:<n>`: runs one operation `n` times and exits, so
+/// that `valgrind --tool=callgrind --toggle-collect='*measured*'` gives its
+/// exact instruction count per call, whatever else the machine is doing.
+/// Ops: `mm_{prost,view}_{typical,rich}`, `smm_{prost,view}_{plain,keyed}`,
+/// `split_{plain,keyed}_b{10,100,1000}`, `decode_<codec>_b<n>` and
+/// `lz4_decompress_only_b<n>` (the `decode_to_arrow` cases).
+fn count_mode(spec: &str) {
+    let (op, n) = spec.split_once(':').expect("CODEC_BENCH_COUNT=<op>:<n>");
+    let n: usize = n.parse().expect("iteration count");
+    let mut rng = StdRng::seed_from_u64(SEED);
+    let total = if let Some(rest) = op.strip_prefix("mm_") {
+        let md = if rest.ends_with("typical") {
+            let e = entry(&mut rng, Codec::Lz4, 100, 1000, true, true);
+            let v = EntryView::parse(&e, true).unwrap();
+            e[v.metadata_offset..v.payload_offset].to_vec()
+        } else {
+            rich_metadata()
+        };
+        if rest.starts_with("prost") {
+            measured(n, &mut || {
+                proto::MessageMetadata::decode(black_box(&md[..]))
+                    .unwrap()
+                    .producer_name
+                    .len()
+            })
+        } else {
+            measured(n, &mut || {
+                MessageMetadataView::parse(black_box(&md[..]), 0)
+                    .unwrap()
+                    .producer_name
+                    .len()
+            })
+        }
+    } else if let Some(rest) = op.strip_prefix("smm_") {
+        let (plain, keyed) = single_metadatas();
+        let smm = if rest.ends_with("plain") {
+            plain
+        } else {
+            keyed
+        };
+        if rest.starts_with("prost") {
+            measured(n, &mut || {
+                proto::SingleMessageMetadata::decode(black_box(&smm[..]))
+                    .unwrap()
+                    .payload_size as usize
+            })
+        } else {
+            measured(n, &mut || {
+                SingleMessageMetadataView::parse(black_box(&smm[..]), 0)
+                    .unwrap()
+                    .payload_size as usize
+            })
+        }
+    } else if let Some(rest) = op.strip_prefix("split_") {
+        let (kind, size) = rest.split_once("_b").expect("split_<plain|keyed>_b<n>");
+        let e = entry(
+            &mut rng,
+            Codec::None,
+            size.parse().unwrap(),
+            100,
+            kind == "keyed",
+            true,
+        );
+        let v = EntryView::parse(&e, true).unwrap();
+        let mut out: Vec<BatchRecord<'_>> = Vec::new();
+        measured(n, &mut || {
+            out.clear();
+            split_batch(black_box(v.payload), &v.metadata, &mut out).unwrap();
+            out.len()
+        })
+    } else {
+        let (kind, name) = if let Some(name) = op.strip_prefix("lz4_decompress_only_") {
+            ("decompress", format!("lz4_{name}"))
+        } else {
+            (
+                "decode",
+                op.strip_prefix("decode_").expect("unknown op").to_string(),
+            )
+        };
+        let case = decode_cases_matching(Some(&name))
+            .pop()
+            .expect("unknown decode case");
+        let mut d = Decompressor::default();
+        if kind == "decode" {
+            measured(n, &mut || {
+                decode_record_batch(black_box(&case.input), DecodeOptions::default())
+                    .unwrap()
+                    .len()
+            })
+        } else {
+            measured(n, &mut || {
+                let mut total = 0;
+                for p in &case.payloads {
+                    total += d
+                        .decompress(
+                            p.codec,
+                            black_box(&p.compressed),
+                            p.size,
+                            DEFAULT_MAX_UNCOMPRESSED_SIZE,
+                            0,
+                        )
+                        .unwrap()
+                        .len();
+                }
+                total
+            })
+        }
+    };
+    println!("{op} x{n} done ({total})");
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("CODEC_BENCH_COUNT") {
+        count_mode(&spec);
+        return;
+    }
     let mut c = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))

@@ -125,6 +125,8 @@ write(
 # PIP-429 compacted batch: 3 messages declared, indexes 0 and 2 retained.
 three = pulsar_entries.encode_entry([{"value": b"a"}, {"value": b"b"}, {"value": b"c"}], checksum=False)
 write(entry_dir, "compacted", with_extra_fields(three, field_varint(31, 0) + field_varint(31, 2)))
+# Regression (fuzz/README.md, finding 1): a batch declaring num_messages_in_batch = 0.
+write(entry_dir, "regress-empty-batch", bytes.fromhex("000000090a0170100018015800"))
 
 # KoP `entry.format=kafka` entries (the built-in Kafka processor), every Kafka codec,
 # two batches in one entry, broker-stamped.

@@ -109,12 +109,10 @@ fn decode_and_check(data: &[u8], verify_checksum: bool, keep_markers: bool) {
             .iter()
             .any(|(k, v)| k == "entry.format" && v.eq_ignore_ascii_case("kafka"));
     if per_entry == 0 {
-        // KNOWN (fuzz/README.md, finding 1): a Pulsar batch declaring
-        // `num_messages_in_batch = 0` decodes to no rows and no error row.
-        // Drop this exception once the decoder reports such an entry.
-        let empty_batch = !kafka && md.num_messages_in_batch == Some(0) && md.compacted_batch_indexes_count() == 0;
+        // (A batch declaring `num_messages_in_batch = 0` used to land here:
+        // fuzz/README.md, finding 1; it is an error row since 61110e8.)
         assert!(
-            empty_batch || ((md.marker_type.is_some() || kafka) && !keep_markers),
+            (md.marker_type.is_some() || kafka) && !keep_markers,
             "no rows for an entry that is neither a marker nor KoP control records"
         );
         return;

@@ -60,8 +60,11 @@ def list_inputs(path: str) -> list[tuple[str, ...]]:
             found.append((prefix + i.path if prefix and "://" not in i.path else i.path, kind))
     from . import offload
 
-    for obj in offload.discover(path, recursive=True):
-        found.append((obj.data_path, "offload", obj.index_path or ""))
+    # Offload objects have no extension: look for them in directories, or when
+    # the single file named is not an entry table.
+    if info.type != pafs.FileType.File or not found:
+        for obj in offload.discover(path, recursive=True):
+            found.append((obj.data_path, "offload", obj.index_path or ""))
     if not found:
         raise FileNotFoundError(f"{path}: no entry files (.parquet, .arrow) or offload objects found")
     return found

@@ -11,13 +11,17 @@ use std::sync::{Arc, OnceLock};
 
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
-    MapFieldNames, StringBuilder, StructBuilder, TimestampMillisecondBuilder,
+    StringBuilder, StructBuilder, TimestampMillisecondBuilder,
 };
 use arrow_array::{
     Array, ArrayRef, BinaryArray, Int32Array, Int64Array, LargeBinaryArray, RecordBatch,
     StringArray,
 };
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
+
+use crate::arrow_types::{
+    properties_builder, properties_type, timestamp_builder as ts, timestamp_type,
+};
 
 use crate::compression::{Codec, Decompressor, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use crate::error::{EntryError, Result};
@@ -48,30 +52,6 @@ impl Default for DecodeOptions {
             max_uncompressed_size: DEFAULT_MAX_UNCOMPRESSED_SIZE,
         }
     }
-}
-
-fn timestamp_type() -> DataType {
-    DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()))
-}
-
-fn map_field_names() -> MapFieldNames {
-    MapFieldNames {
-        entry: "entries".into(),
-        key: "key".into(),
-        value: "value".into(),
-    }
-}
-
-fn properties_type() -> DataType {
-    let entries = Field::new(
-        "entries",
-        DataType::Struct(Fields::from(vec![
-            Field::new("key", DataType::Utf8, false),
-            Field::new("value", DataType::Utf8, true),
-        ])),
-        false,
-    );
-    DataType::Map(Arc::new(entries), false)
 }
 
 fn header_fields() -> Fields {
@@ -198,10 +178,6 @@ struct Columns {
     bytes: usize,
 }
 
-fn ts() -> TimestampMillisecondBuilder {
-    TimestampMillisecondBuilder::new().with_timezone("UTC")
-}
-
 fn headers_builder() -> ListBuilder<StructBuilder> {
     let fields = header_fields();
     let inner = StructBuilder::new(
@@ -240,11 +216,7 @@ impl Columns {
             key: StringBuilder::new(),
             key_b64_encoded: BooleanBuilder::new(),
             ordering_key: BinaryBuilder::new(),
-            properties: MapBuilder::new(
-                Some(map_field_names()),
-                StringBuilder::new(),
-                StringBuilder::new(),
-            ),
+            properties: properties_builder(),
             headers: headers_builder(),
             value: BinaryBuilder::new(),
             compacted_out: BooleanBuilder::new(),

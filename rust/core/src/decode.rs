@@ -13,10 +13,7 @@ use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
     StringBuilder, StructBuilder, TimestampMillisecondBuilder,
 };
-use arrow_array::{
-    Array, ArrayRef, BinaryArray, Int32Array, Int64Array, LargeBinaryArray, RecordBatch,
-    StringArray,
-};
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::arrow_types::{
@@ -24,6 +21,7 @@ use crate::arrow_types::{
 };
 
 use crate::compression::{Codec, Decompressor, DEFAULT_MAX_UNCOMPRESSED_SIZE};
+use crate::entries::EntryRows;
 use crate::error::{EntryError, Result};
 use crate::frame::EntryView;
 use crate::processor::{
@@ -643,62 +641,9 @@ impl Decoder {
     /// Decodes every entry of an input batch with columns `ledger_id`,
     /// `entry_id`, `data` (binary or large binary) and optional `partition`.
     pub fn decode_record_batch(&mut self, input: &RecordBatch) -> Result<()> {
-        let ledger = int_column::<Int64Array>(input, "ledger_id", &DataType::Int64)?;
-        let entry = int_column::<Int64Array>(input, "entry_id", &DataType::Int64)?;
-        let partition = match input.schema().column_with_name("partition") {
-            Some(_) => Some(int_column::<Int32Array>(
-                input,
-                "partition",
-                &DataType::Int32,
-            )?),
-            None => None,
-        };
-        let data = input
-            .column_by_name("data")
-            .ok_or_else(|| EntryError::Input("input has no `data` column".into()))?;
-        let ledger = ledger.as_any().downcast_ref::<Int64Array>().unwrap();
-        let entry = entry.as_any().downcast_ref::<Int64Array>().unwrap();
-        let partition = partition
-            .as_ref()
-            .map(|p| p.as_any().downcast_ref::<Int32Array>().unwrap());
-        let id_at = |i: usize| EntryId {
-            ledger_id: if ledger.is_null(i) {
-                -1
-            } else {
-                ledger.value(i)
-            },
-            entry_id: if entry.is_null(i) { -1 } else { entry.value(i) },
-            partition: partition
-                .filter(|p| !p.is_null(i))
-                .map_or(-1, |p| p.value(i)),
-        };
-        match data.data_type() {
-            DataType::Binary => {
-                let data = data.as_any().downcast_ref::<BinaryArray>().unwrap();
-                for i in 0..input.num_rows() {
-                    self.decode_entry(id_at(i), (!data.is_null(i)).then(|| data.value(i)));
-                }
-            }
-            DataType::LargeBinary => {
-                let data = data.as_any().downcast_ref::<LargeBinaryArray>().unwrap();
-                for i in 0..input.num_rows() {
-                    self.decode_entry(id_at(i), (!data.is_null(i)).then(|| data.value(i)));
-                }
-            }
-            DataType::BinaryView => {
-                let data = data
-                    .as_any()
-                    .downcast_ref::<arrow_array::BinaryViewArray>()
-                    .unwrap();
-                for i in 0..input.num_rows() {
-                    self.decode_entry(id_at(i), (!data.is_null(i)).then(|| data.value(i)));
-                }
-            }
-            other => {
-                return Err(EntryError::Input(format!(
-                    "`data` must be binary or large_binary, not {other}"
-                )))
-            }
+        let rows = EntryRows::new(input)?;
+        for i in 0..rows.len() {
+            self.decode_entry(rows.id(i), rows.data(i));
         }
         Ok(())
     }
@@ -728,27 +673,6 @@ impl Decoder {
         self.txn = TxnTracker::default();
         batches
     }
-}
-
-/// An integer column cast to the expected type (int32 ids are accepted).
-fn int_column<T: Array + 'static>(
-    input: &RecordBatch,
-    name: &str,
-    to: &DataType,
-) -> Result<ArrayRef> {
-    let col = input
-        .column_by_name(name)
-        .ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))?;
-    if col.data_type() == to {
-        return Ok(col.clone());
-    }
-    if !col.data_type().is_integer() {
-        return Err(EntryError::Input(format!(
-            "`{name}` must be an integer column, not {}",
-            col.data_type()
-        )));
-    }
-    arrow_cast::cast(col, to).map_err(|e| EntryError::Input(format!("`{name}`: {e}")))
 }
 
 /// Decodes one input batch into message batches.

@@ -455,6 +455,12 @@ fn copy_row(batch: &RecordBatch, row: usize) -> Result<RecordBatch> {
     take_record_batch(batch, &UInt32Array::from(vec![row as u32])).map_err(arrow_err)
 }
 
+/// A row's metadata, value nulled first so only the small columns are copied:
+/// it outlives its batch without keeping the batch's buffers alive.
+fn template_of(batch: &RecordBatch, row: usize) -> Result<RecordBatch> {
+    copy_row(&null_value(&batch.slice(row, 1))?, 0)
+}
+
 /// A row with its value nulled: outcome templates and restart markers keep
 /// metadata, never payload.
 fn null_value(one: &RecordBatch) -> Result<RecordBatch> {
@@ -693,7 +699,8 @@ impl Machine {
             chunk_id: c.chunk_id,
             watermark: part.watermark.unwrap_or(i64::MIN),
             row: if partition_pass {
-                Some(copy_row(batch, row)?)
+                // A zero-copy slice: a partition's batches are in memory anyway.
+                Some(batch.slice(row, 1))
             } else {
                 None
             },
@@ -772,7 +779,7 @@ impl Machine {
                 );
                 sink.emit(Outcome {
                     status: STATUS_DUPLICATE,
-                    template: null_value(&copy_row(batch, row)?)?,
+                    template: template_of(batch, row)?,
                     held: vec![(c.ledger, c.entry)],
                     value: None,
                     error: Some(error),
@@ -861,7 +868,7 @@ impl Machine {
             seq,
             uuid: c.uuid.to_owned(),
             kind,
-            template: null_value(&copy_row(batch, row)?)?,
+            template: template_of(batch, row)?,
             deadline,
             num_chunks: c.num_chunks,
             total: c.total,

@@ -405,10 +405,8 @@ fn parse_id_data(buf: &[u8], base: usize) -> Result<IdData<'_>> {
             3 => data.partition = r.expect_i32(v, at, "partition")?,
             4 => data.batch_index = Some(r.expect_i32(v, at, "batch_index")?),
             // ack_set: unpacked varints or a packed run; Java's fromByteArray ignores it.
-            5 => {
-                if !matches!(v, Value::Varint(_) | Value::Bytes(_)) {
-                    return Err(r.error(at, "field `ack_set` has the wrong wire type"));
-                }
+            5 if !matches!(v, Value::Varint(_) | Value::Bytes(_)) => {
+                return Err(r.error(at, "field `ack_set` has the wrong wire type"));
             }
             6 => data.batch_size = Some(r.expect_i32(v, at, "batch_size")?),
             7 => {

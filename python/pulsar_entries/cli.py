@@ -109,21 +109,23 @@ def _stats(args: argparse.Namespace, path: Path) -> Stats:
 # ----------------------------------------------------------------------------- commands
 
 
-def _entry_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(path.glob("*.parquet"))
-        if not files:
-            raise CliError(f"{path}: no .parquet entry files in this directory")
-        return files
-    if not path.exists():
-        raise CliError(f"{path}: no such file or directory")
-    return [path]
+def _entry_files(path: Path) -> list[tuple[str, ...]]:
+    """The inputs under ``path``: entry tables and offload objects (see the data source)."""
+    from .datasource import list_inputs
+
+    try:
+        return list_inputs(str(path))
+    except FileNotFoundError as e:
+        raise CliError(str(e)) from None
 
 
-def _batches(files: list[Path]):
-    for f in files:
-        # pre_buffer=False: pyarrow would otherwise keep every row group it read.
-        yield from pq.ParquetFile(f, pre_buffer=False).iter_batches(batch_size=1024)
+def _batches(files: list[tuple[str, ...]]):
+    """Entry batches (``ledger_id``, ``entry_id``, ``data``), one input at a time."""
+    from .datasource import read_file
+
+    for item in files:
+        for batch in read_file(*item):
+            yield batch.drop_columns(["error"])
 
 
 def _compaction_summary(stats: dict, took: float) -> str:
@@ -143,14 +145,35 @@ def _describe(position: MessagePosition) -> str:
     return f"{position.ledger_id}:{position.entry_id}:{position.batch_index} (publish time {position.publish_time})"
 
 
+def _write_sample(topic: Any, out: Path) -> tuple[Path, Path, int]:
+    """The sample topic twice: Parquet entry tables (one file per ledger, one
+    Spark partition each) and tiered-storage offload objects (one per ledger)."""
+    from .offload import write_offloaded_ledgers
+
+    entries_dir, offload_dir = out / "entries", out / "offload"
+    for d in (entries_dir, offload_dir):
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.iterdir():  # a rerun replaces the sample, it does not add to it
+            if old.is_file():
+                old.unlink()
+    ledgers = pc.unique(topic.entries["ledger_id"]).to_pylist()
+    for ledger in ledgers:
+        part = topic.entries.filter(pc.equal(topic.entries["ledger_id"], ledger))
+        pq.write_table(part, entries_dir / f"ledger-{ledger}.parquet")
+    objects = write_offloaded_ledgers(topic.entries, offload_dir)
+    return entries_dir, offload_dir, len(objects)
+
+
 def cmd_generate(args: argparse.Namespace) -> None:
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     topic = generate_topic(args.entries, seed=args.seed)
-    pq.write_table(topic.entries, out / "entries.parquet")
+    entries_dir, offload_dir, objects = _write_sample(topic, out)
     print(
-        f"wrote {topic.entries.num_rows:,} entries ({topic.messages:,} messages, "
-        f"{topic.marker_entries} markers, {topic.corrupt_entries} corrupt) to {out / 'entries.parquet'}"
+        f"wrote {topic.entries.num_rows:,} entries ({topic.messages:,} messages, {topic.chunked_messages} chunked, "
+        f"{topic.kafka_entries} KoP entries, {topic.marker_entries} markers, {topic.corrupt_entries} corrupt)\n"
+        f"  as Parquet entry tables: {entries_dir}\n"
+        f"  as tiered-storage offload objects ({objects} ledgers): {offload_dir}\n"
+        f"both hold the same topic: give commands one of the two directories"
     )
 
 
@@ -185,30 +208,86 @@ def cmd_inspect(args: argparse.Namespace) -> None:
         print(f"report written to {args.html}")
 
 
-def cmd_compact(args: argparse.Namespace) -> None:
-    files = _entry_files(Path(args.input))
-    compactor = Compactor(order=args.order, retain_null_key=args.retain_null_key, verify_checksum=not args.no_verify)
-    started = time.perf_counter()
-    # Two passes over the files: memory is bounded by the number of keys, not the topic.
-    for batch in _batches(files):
-        compactor.observe(batch)
-    writer = None
+def _strategy(spec: str | None) -> Any:
+    """``--strategy``: a built-in name, or ``module:Class`` for a user strategy."""
+    from . import strategies
+
+    if spec is None:
+        return None
+    builtins = {"latest-wins": strategies.LatestWins, "first-wins": strategies.FirstWins,
+                "versioned-state": strategies.VersionedState}
+    if spec in builtins:
+        return builtins[spec]()
+    if ":" not in spec:
+        raise CliError(f"--strategy must be one of {', '.join(builtins)} or MODULE:CLASS, not {spec!r}")
+    import importlib
+
+    module, _, name = spec.partition(":")
     try:
+        return getattr(importlib.import_module(module), name)()
+    except (ImportError, AttributeError) as e:
+        raise CliError(f"--strategy {spec}: {e}") from None
+
+
+def _compacted_outputs(out: Path) -> dict[str, Path]:
+    return {"compacted": out / "compacted", "records": out / "ledger-records", "view": out / "view"}
+
+
+def cmd_compact(args: argparse.Namespace) -> None:
+    from .compaction import to_ledger_records
+
+    out = Path(args.out)
+    paths = _compacted_outputs(out)
+    strategy = _strategy(args.strategy)
+    started = time.perf_counter()
+    if args.engine == "local":
+        files = _entry_files(Path(args.input))
+        compactor = Compactor(order=args.order, strategy=strategy, retain_null_key=args.retain_null_key,
+                              verify_checksum=not args.no_verify)
+        # Two passes over the files: memory is bounded by the number of keys, not the topic.
         for batch in _batches(files):
-            out = compactor.write(batch)
-            if writer is None:
-                writer = pq.ParquetWriter(args.out, out.schema)
-            writer.write_table(out)
-    finally:
-        if writer is not None:
-            writer.close()
-    took = time.perf_counter() - started
-    print(f"compacted {_compaction_summary(compactor.stats(), took)} -> {args.out}")
+            compactor.observe(batch)
+        parts = [compactor.write(batch) for batch in _batches(files)]
+        compacted = pa.concat_tables(parts) if parts else None
+        if compacted is None:
+            raise CliError(f"{args.input}: no entries")
+        for p in paths.values():
+            p.mkdir(parents=True, exist_ok=True)
+        pq.write_table(compacted, paths["compacted"] / "part-0.parquet")
+        pq.write_table(to_ledger_records(compacted), paths["records"] / "part-0.parquet")
+        view = _view_local(compacted)
+        pq.write_table(view, paths["view"] / "part-0.parquet")
+        took = time.perf_counter() - started
+        summary = _compaction_summary(compactor.stats(), took) if strategy is None else (
+            f"{compacted.num_rows:,} entries in {took * 1000:.0f} ms")
+        keys = view.num_rows
+    else:
+        from . import spark as ps
+
+        spark = _spark(args)
+        entries = ps.read_entries(spark, args.input).drop("error")
+        compacted = ps.compact(entries, order=args.order, strategy=strategy, retain_null_key=args.retain_null_key,
+                               verify_checksum=not args.no_verify)
+        compacted.write.mode("overwrite").parquet(str(paths["compacted"]))
+        written = ps.read_entries(spark, str(paths["compacted"]))
+        ps.to_ledger_records(written).write.mode("overwrite").parquet(str(paths["records"]))
+        ps.compacted_view(written).write.mode("overwrite").parquet(str(paths["view"]))
+        n = written.count()
+        keys = spark.read.parquet(str(paths["view"])).count()
+        took = time.perf_counter() - started
+        summary = f"{n:,} entries in {took:.1f}s"
+    print(f"compacted {summary}; {keys:,} keys in the view\n"
+          f"  compacted entries: {paths['compacted']}\n  compacted-ledger records: {paths['records']}\n"
+          f"  compacted view (key -> latest value): {paths['view']}")
+
+
+def _view_local(compacted: pa.Table) -> pa.Table:
+    from .table_view import TableView
+
+    return TableView.from_entries(compacted).to_arrow()
 
 
 def cmd_last_id(args: argparse.Namespace) -> None:
-    compacted = _read_entries(Path(args.input))
-    topic = _read_entries(Path(args.topic)) if args.topic else None
     horizon = None
     if args.horizon:
         try:
@@ -216,41 +295,84 @@ def cmd_last_id(args: argparse.Namespace) -> None:
         except ValueError:
             raise CliError(f"--horizon must be LEDGER:ENTRY, not {args.horizon!r}") from None
         horizon = (ledger, entry)
-    position = last_message_position(
-        compacted, topic_entries=topic, read_compacted=not args.no_read_compacted, horizon=horizon
-    )
+    if args.engine == "spark" and not args.topic and horizon is None:
+        from . import spark as ps
+
+        position = ps.last_message_position(ps.read_entries(_spark(args), args.input))
+    else:
+        compacted = _read_entries(Path(args.input))
+        topic = _read_entries(Path(args.topic)) if args.topic else None
+        position = last_message_position(
+            compacted, topic_entries=topic, read_compacted=not args.no_read_compacted, horizon=horizon
+        )
     print(_describe(position))
+
+
+def _parse_time(text: str) -> int:
+    """Milliseconds since the epoch, from digits or ISO-8601 (UTC unless it says otherwise)."""
+    import datetime as dt
+
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise CliError(f"--time must be ms since the epoch or ISO-8601 (2026-01-31T12:00:00Z), not {text!r}") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+def cmd_seek(args: argparse.Namespace) -> None:
+    t = _parse_time(args.time)
+    if args.engine == "local":
+        entries = _read_entries(Path(args.input))
+        entries = entries.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
+        if entries.num_rows == 0:
+            raise CliError(f"{args.input}: no entries")
+        pos = find_position_by_time(entries, t)
+        where = "past the last entry" if pos.row >= entries.num_rows else f"row {pos.row:,}"
+        print(f"{pos.ledger_id}:{pos.entry_id} ({where}; read {pos.entries_read} of {entries.num_rows:,} entries)")
+        return
+    from . import spark as ps
+
+    rows = ps.find_position_by_time(ps.read_entries(_spark(args), args.input), t).collect()
+    if not rows:
+        raise CliError(f"{args.input}: no entries")
+    for r in rows:
+        prefix = "" if r["partition"] < 0 else f"partition {r['partition']}: "
+        print(f"{prefix}{r['ledger_id']}:{r['entry_id']}")
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
     out = Path(args.dir)
     out.mkdir(parents=True, exist_ok=True)
-    engine = "embedded Spark " + args.master if args.engine == "spark" else "in-process (no Spark)"
+    on_spark = args.engine == "spark"
+    engine = "embedded Spark " + args.master if on_spark else "in-process (no Spark)"
     print(f"== generate: a sample topic of {args.entries:,} entries in {out}")
     topic = generate_topic(args.entries, seed=args.seed)
-    entries_dir = out / "entries"
-    entries_dir.mkdir(exist_ok=True)
-    pq.write_table(topic.entries, entries_dir / "part-0.parquet")
+    entries_dir, offload_dir, objects = _write_sample(topic, out)
     print(
         f"   {topic.messages:,} messages ({topic.kafka_messages:,} Kafka records in {topic.kafka_entries} KoP entries, "
         f"{topic.chunked_messages} chunked in {topic.chunk_entries} chunk entries), {topic.marker_entries} markers, "
         f"{topic.corrupt_entries} corrupt entries; broker-stamped, index 0..{topic.offsets - 1:,}"
     )
+    print(f"   written as Parquet ({entries_dir}) and as {objects} tiered-storage offload objects ({offload_dir})")
+    spark = _spark(args) if on_spark else None
     print(f"== decode on {engine}")
     started = time.perf_counter()
-    if args.engine == "local":
+    if spark is None:
         messages = _decode_local(topic.entries, _progress(args))
         pq.write_table(messages, out / "messages.parquet")
         st = stats_from_arrow(topic.entries, messages)
     else:
         from . import spark as ps
 
-        spark = _spark(args)
         decoded = ps.decode(ps.read_entries(spark, str(entries_dir)))
         decoded.write.mode("overwrite").parquet(str(out / "messages"))
         st = stats_from_spark(ps.read_entries(spark, str(entries_dir)), spark.read.parquet(str(out / "messages")))
     took = time.perf_counter() - started
-    print(f"   {st.messages:,} messages in {took:.1f}s -> {out / ('messages' if args.engine == 'spark' else 'messages.parquet')}")
+    print(f"   {st.messages:,} messages in {took:.1f}s -> {out / ('messages' if on_spark else 'messages.parquet')}")
     # A row per message and per chunk entry; a corrupt entry is one error row.
     expected = topic.messages - topic.chunked_messages + topic.chunk_entries - topic.corrupt_messages
     if st.messages != expected or st.error_rows != topic.corrupt_entries:
@@ -262,35 +384,59 @@ def cmd_demo(args: argparse.Namespace) -> None:
         f"   reconciled: {st.messages:,} rows = {expected - topic.chunk_entries:,} messages + {topic.chunk_entries} "
         f"chunk entries; {topic.corrupt_messages:,} messages in {st.error_rows} corrupt entries"
     )
-    print("== reassemble chunks")
-    _print_chunks(topic)
-    print("== seek")
-    _print_seeks(topic.entries)
+    print("== read the offload objects (tiered storage) with the data source")
+    _print_offload(spark, topic.entries, offload_dir)
+    print("== reassemble chunked messages (PIP-107)")
+    _print_chunks(spark, topic, out)
+    print("== seek by broker time and by offset (PIP-70)")
+    _print_seeks(spark, topic.entries, entries_dir)
     print("== inspect")
     print(render_text(st))
     print("== compact (publishing order, as the broker's default compactor)")
-    compactor = Compactor()
-    started = time.perf_counter()
-    compactor.observe(topic.entries)
-    compacted = compactor.write(topic.entries)
-    took = time.perf_counter() - started
-    pq.write_table(compacted, out / "compacted.parquet")
-    print(f"   {_compaction_summary(compactor.stats(), took)} -> {out / 'compacted.parquet'}")
+    compacted = _demo_compact(spark, topic.entries, entries_dir, out)
     print("== last message position of the compacted topic (PIP-429)")
-    print(f"   {_describe(last_message_position(compacted))}")
+    if spark is None:
+        position = last_message_position(compacted)
+    else:
+        from . import spark as ps
+
+        position = ps.last_message_position(ps.read_entries(spark, str(out / "compacted")))
+    print(f"   {_describe(position)}")
     report = out / "report.html"
     report.write_text(render_html(st, "pulsar-entries demo topic"))
     print(f"== report written to {report}")
 
 
-def _print_chunks(topic: Any) -> None:
-    """Reassembles the sample's chunked messages (PIP-107) and checks every chunk is accounted for."""
-    import pyarrow.compute as pc
+def _print_offload(spark: Any, entries: pa.Table, offload_dir: Path) -> None:
+    """Reads the offload objects back and checks they hold the topic's entries, byte for byte."""
+    if spark is None:
+        read = _read_entries(offload_dir)
+    else:
+        from . import spark as ps
 
-    is_chunk = pc.is_valid(entry_metadata(topic.entries["data"].combine_chunks())["uuid"])
-    rows = reassemble_chunks(decode(topic.entries.filter(is_chunk)))
+        read = ps.read_entries(spark, str(offload_dir)).drop("error").toArrow()
+    order = [("ledger_id", "ascending"), ("entry_id", "ascending")]
+    same = read.select(["ledger_id", "entry_id", "data"]).sort_by(order).cast(
+        entries.select(["ledger_id", "entry_id", "data"]).schema
+    ).equals(entries.select(["ledger_id", "entry_id", "data"]).sort_by(order))
+    ledgers = pc.count_distinct(read["ledger_id"]).as_py()
+    print(f"   {read.num_rows:,} entries from {ledgers} ledgers; identical to the Parquet copy: {'yes' if same else 'NO'}")
+    if not same:
+        raise CliError("the offload objects do not hold the topic's entries")
+
+
+def _print_chunks(spark: Any, topic: Any, out: Path) -> None:
+    """Reassembles the sample's chunked messages and checks every chunk is accounted for."""
+    if spark is None:
+        rows = reassemble_chunks(decode(topic.entries))
+    else:
+        from . import spark as ps
+
+        # Ledgers are files, so Spark partitions: messages crossing a ledger go through the shuffle.
+        rows = ps.reassemble_chunks(spark.read.parquet(str(out / "messages"))).filter("status IS NOT NULL").toArrow()
+    rows = rows.filter(pc.is_valid(rows["status"]))
     statuses: dict[str, int] = {}
-    for status in rows["status"].drop_null().to_pylist():
+    for status in rows["status"].to_pylist():
         statuses[status] = statuses.get(status, 0) + 1
     held = sum(len(ids) for ids in rows["chunk_ledger_ids"].to_pylist() if ids)
     print(
@@ -303,7 +449,8 @@ def _print_chunks(topic: Any) -> None:
         topic.duplicate_chunks,
     ):
         raise CliError(f"chunk counts do not reconcile: {held} chunk entries held, statuses {statuses}")
-    complete = with_message_ids(rows.filter(pc.equal(rows["status"], "complete")))
+    complete = rows.filter(pc.equal(rows["status"], "complete"))
+    complete = with_message_ids(complete.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")]))
     for row in complete.slice(0, 5).to_pylist():
         print(
             f"   {row['uuid']:<16} {len(row['chunk_ledger_ids']):>3} chunks  {row['compression']:<6} "
@@ -313,13 +460,56 @@ def _print_chunks(topic: Any) -> None:
         print(f"   ... and {complete.num_rows - 5} more")
 
 
+def _demo_compact(spark: Any, entries: pa.Table, entries_dir: Path, out: Path) -> pa.Table:
+    from .compaction import to_ledger_records
+
+    started = time.perf_counter()
+    if spark is None:
+        compactor = Compactor()
+        compactor.observe(entries)
+        compacted = compactor.write(entries)
+        took = time.perf_counter() - started
+        pq.write_table(compacted, out / "compacted.parquet")
+        pq.write_table(to_ledger_records(compacted), out / "ledger-records.parquet")
+        view = _view_local(compacted)
+        print(f"   {_compaction_summary(compactor.stats(), took)} -> {out / 'compacted.parquet'}")
+    else:
+        from . import spark as ps
+
+        ps.compact(ps.read_entries(spark, str(entries_dir)).drop("error")).write.mode("overwrite").parquet(
+            str(out / "compacted")
+        )
+        took = time.perf_counter() - started
+        compacted = spark.read.parquet(str(out / "compacted")).toArrow()
+        ps.to_ledger_records(ps.read_entries(spark, str(out / "compacted"))).write.mode("overwrite").parquet(
+            str(out / "ledger-records")
+        )
+        view = ps.compacted_view(ps.read_entries(spark, str(out / "compacted"))).toArrow()
+        kept = pe_decode_count(compacted)
+        print(
+            f"   {entries.num_rows:,} entries -> {compacted.num_rows:,} compacted entries ({kept:,} live messages) "
+            f"in {took:.1f}s on Spark -> {out / 'compacted'}"
+        )
+    print(f"   compacted view: {view.num_rows:,} keys; compacted-ledger records written")
+    for row in view.slice(0, 3).to_pylist():
+        print(f"   {row['key']!r:>12} -> {row['value'][:40]!r} at {row['ledger_id']}:{row['entry_id']}:{row['batch_index']}")
+    return compacted
+
+
+def pe_decode_count(compacted: pa.Table) -> int:
+    """Messages still live in compacted entries (slots not compacted out)."""
+    messages = decode(compacted.select(["ledger_id", "entry_id", "data"]))
+    live = pc.and_(pc.is_null(messages["error"]), pc.invert(pc.fill_null(messages["compacted_out"], False)))
+    return pc.sum(live.cast(pa.int64())).as_py() or 0
+
+
 def _fmt_ms(ms: int) -> str:
     import datetime as dt
 
     return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _print_seeks(entries: pa.Table) -> None:
+def _print_seeks(spark: Any, entries: pa.Table, entries_dir: Path) -> None:
     """A broker-time seek into the middle of the topic, and an offset seek."""
     first = parse_entry(entries["data"][0].as_py())["broker_entry_metadata"]["broker_timestamp"]
     last = parse_entry(entries["data"][-1].as_py())["broker_entry_metadata"]["broker_timestamp"]
@@ -332,6 +522,14 @@ def _print_seeks(entries: pa.Table) -> None:
         f"   seek to {_fmt_ms(t)}: entry {pos.ledger_id}:{pos.entry_id} (index {bem['index']:,}, "
         f"broker time {_fmt_ms(bem['broker_timestamp'])}); read {pos.entries_read} of {entries.num_rows:,} entries"
     )
+    if spark is not None:
+        from . import spark as ps
+
+        row = ps.find_position_by_time(ps.read_entries(spark, str(entries_dir)), t).first()
+        agree = (row["ledger_id"], row["entry_id"]) == (pos.ledger_id, pos.entry_id)
+        print(f"   the same seek on Spark: entry {row['ledger_id']}:{row['entry_id']} ({'agrees' if agree else 'DIFFERS'})")
+        if not agree:
+            raise CliError("the Spark seek and the in-process seek disagree")
     pos = find_position_by_offset(entries, base + 1 if found["num_messages"] > 1 else base)
     print(
         f"   seek to offset {base + (1 if found['num_messages'] > 1 else 0):,}: entry {pos.ledger_id}:{pos.entry_id}, "
@@ -364,40 +562,61 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    g = sub.add_parser("generate", help="write a realistic sample topic as a Parquet entry table")
+    g = sub.add_parser(
+        "generate",
+        help="write a realistic sample topic, as Parquet entry tables (OUT/entries) and offload objects (OUT/offload)",
+    )
     g.add_argument("out", metavar="OUT", help="output directory")
     g.add_argument("--entries", type=int, default=1000, help="number of entries (default 1000)")
     g.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     g.set_defaults(func=cmd_generate)
 
     d = sub.add_parser("decode", help="decode entries into messages, written as Parquet")
-    d.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow) or a directory of them")
+    d.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
     d.add_argument("out", metavar="OUT", help="output: a Parquet directory (spark) or file (local)")
     d.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     d.add_argument("--keep-markers", action="store_true", help="keep marker entries as rows")
     d.set_defaults(func=cmd_decode)
 
     i = sub.add_parser("inspect", help="summarize a topic: counts, codecs, sizes, time range, errors")
-    i.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow) or a directory of them")
+    i.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
     i.add_argument("--html", metavar="FILE", help="also write an HTML report with charts to FILE")
     i.set_defaults(func=cmd_inspect)
 
-    c = sub.add_parser("compact", help="compact an entry table as the broker does (two passes, bounded memory)")
-    c.add_argument("input", metavar="IN", help="Parquet file or directory with ledger_id, entry_id, data in topic order")
-    c.add_argument("out", metavar="OUT", help="output Parquet file of compacted entries")
+    c = sub.add_parser(
+        "compact",
+        help="compact a topic as the broker does: compacted entries, compacted-ledger records and the view",
+    )
+    c.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    c.add_argument(
+        "out", metavar="OUT", help="output directory: OUT/compacted, OUT/ledger-records, OUT/view (Parquet)"
+    )
+    c.add_argument(
+        "--strategy",
+        help="PIP-215 strategy: latest-wins, first-wins, versioned-state, or MODULE:CLASS (a user strategy)",
+    )
     c.add_argument("--order", choices=["publish", "event_time"], default="publish", help="survivor order (default publish)")
     c.add_argument("--retain-null-key", action="store_true", help="keep messages without a key")
     c.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     c.set_defaults(func=cmd_compact)
 
+    sk = sub.add_parser("seek", help="the position a consumer seeking to a broker time lands on (PIP-70)")
+    sk.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    sk.add_argument("--time", required=True, help="ms since the epoch, or ISO-8601 (UTC unless a zone is given)")
+    sk.set_defaults(func=cmd_seek)
+
     li = sub.add_parser("last-id", help="print the last message position of compacted entries (PIP-429)")
-    li.add_argument("input", metavar="IN", help="compacted entries (Parquet file or directory)")
+    li.add_argument("input", metavar="IN", help="compacted entries (Parquet/Arrow file or directory)")
     li.add_argument("--topic", help="the topic's entries, to choose the source as GetLastMessageId does")
     li.add_argument("--horizon", help="compaction horizon LEDGER:ENTRY (default: the topic's last entry)")
     li.add_argument("--no-read-compacted", action="store_true", help="answer as a reader without readCompacted")
     li.set_defaults(func=cmd_last_id)
 
-    m = sub.add_parser("demo", help="generate a sample topic, decode, compact it and print a summary")
+    m = sub.add_parser(
+        "demo",
+        help="the main job: generate a sample topic, then decode, read offload, reassemble, seek, inspect, "
+        "compact and last-id",
+    )
     m.add_argument("--dir", default="sample-topic", help="working directory (default ./sample-topic)")
     m.add_argument("--entries", type=int, default=2000, help="entries in the sample topic (default 2000)")
     m.add_argument("--seed", type=int, default=7, help="random seed (default 7)")

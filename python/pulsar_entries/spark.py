@@ -34,6 +34,10 @@ def _spark_arrow_type(t: pa.DataType, large: bool) -> pa.DataType:
         return pa.large_string() if large else pa.string()
     if pa.types.is_map(t):
         return pa.map_(_spark_arrow_type(t.key_type, large), _spark_arrow_type(t.item_type, large))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(t.value_field.with_type(_spark_arrow_type(t.value_type, large)))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_spark_arrow_type(t.field(i).type, large)) for i in range(t.num_fields)])
     return t
 
 
@@ -183,6 +187,29 @@ def verify_checksum(col: Any):
     return _column_udf("checksum_valid", BooleanType(), verify_checksum.__doc__ or "")(col)
 
 
+def last_batch_index(col: Any):
+    """The last message's batch index of each compacted entry, by PIP-429's
+    rules: the last of ``compacted_batch_indexes`` without touching the payload,
+    ``num_messages_in_batch − 1`` for an encrypted batch, else a scan of the
+    decompressed records for the last one not compacted out; −1 for a
+    non-batched entry. Null when it cannot be found (unreadable entry, every
+    slot compacted out); :func:`pulsar_entries.last_message_position` gives the
+    reason."""
+    from pyspark.sql.functions import pandas_udf
+    from pyspark.sql.types import IntegerType
+
+    @pandas_udf(IntegerType())  # type: ignore[call-overload]
+    def udf(data):
+        from pulsar_entries import _native as native
+
+        import pandas as pd
+
+        col = native.last_batch_indexes(pa.array(data, type=pa.binary())).column("last_batch_index")
+        return col.to_pandas(types_mapper={pa.int32(): pd.Int32Dtype()}.get)
+
+    return udf(col)
+
+
 # ----------------------------------------------------------------------------- data source
 
 
@@ -215,6 +242,7 @@ def compact(
     df: DataFrame,
     *,
     order: str = "publish",
+    strategy: Any = None,
     retain_null_key: bool = False,
     verify_checksum: bool = True,
     max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
@@ -233,6 +261,17 @@ def compact(
 
     from . import _native as native
 
+    if strategy is not None:
+        from .spark_strategic import compact_with_strategy
+
+        return compact_with_strategy(
+            df,
+            strategy,
+            order=order,
+            retain_null_key=retain_null_key,
+            verify_checksum=verify_checksum,
+            max_uncompressed_size=max_uncompressed_size,
+        )
     opts = dict(retain_null_key=retain_null_key, verify_checksum=verify_checksum, max_uncompressed_size=max_uncompressed_size)
     entries = _entry_frame(df)
     has_partition = "partition" in entries.columns
@@ -315,3 +354,344 @@ def F_desc(name: str) -> Any:
     from pyspark.sql import functions as F
 
     return F.col(name).desc()
+
+
+# ----------------------------------------------------------------------------- arrow from Spark
+
+
+def from_spark(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A Spark Arrow batch in our types: timestamps back to milliseconds (the
+    core reads them as integers), large var types to regular ones."""
+    fields = []
+    for f in batch.schema:
+        t = f.type
+        if pa.types.is_timestamp(t):
+            t = pa.timestamp("ms", tz="UTC")
+        elif pa.types.is_large_binary(t):
+            t = pa.binary()
+        elif pa.types.is_large_string(t):
+            t = pa.string()
+        fields.append(pa.field(f.name, t, f.nullable))
+    target = pa.schema(fields)
+    return batch if batch.schema.equals(target) else batch.cast(target, safe=False)
+
+
+def _null_columns(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with ``schema``'s columns, those it lacks filled with nulls."""
+    n = batch.num_rows
+    cols = [
+        batch.column(f.name).cast(f.type) if f.name in batch.schema.names else pa.nulls(n, f.type) for f in schema
+    ]
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+# ----------------------------------------------------------------------------- chunks (PIP-107)
+
+_POSITION = ("partition", "ledger_id", "entry_id")
+
+
+def _topic_order(df: DataFrame) -> DataFrame:
+    return df.sortWithinPartitions(*_POSITION, "batch_index")
+
+
+def _partition_ranges(ordered: DataFrame) -> list[Any]:
+    """Per Spark partition and topic partition: first and last position and the
+    largest publish time (a small aggregate collected to the driver)."""
+    from pyspark.sql import functions as F
+
+    pos = F.struct("ledger_id", "entry_id")
+    return (
+        ordered.select(F.spark_partition_id().alias("sp"), "partition", "ledger_id", "entry_id", "publish_time")
+        .groupBy("sp", "partition")
+        .agg(F.min(pos).alias("lo"), F.max(pos).alias("hi"), F.max(F.unix_micros("publish_time")).alias("t"))
+        .collect()
+    )
+
+
+def _plan_seeds(rows: list[Any]) -> tuple[dict[int, dict[int, int]], dict[int, int], dict[int, dict[int, tuple]]] | None:
+    """Seeds per Spark partition (the stream time before its range, per topic
+    partition), final watermarks, and each Spark partition's expected ranges;
+    None when some topic partition's ranges overlap across Spark partitions
+    (then the input is not a set of contiguous topic ranges)."""
+    by_topic: dict[int, list[tuple]] = {}
+    for r in rows:
+        lo, hi = (r["lo"]["ledger_id"], r["lo"]["entry_id"]), (r["hi"]["ledger_id"], r["hi"]["entry_id"])
+        t = r["t"] // 1000 if r["t"] is not None else None  # Spark timestamps are microseconds
+        by_topic.setdefault(r["partition"], []).append((lo, hi, r["sp"], t))
+    seeds: dict[int, dict[int, int]] = {}
+    finals: dict[int, int] = {}
+    ranges: dict[int, dict[int, tuple]] = {}
+    for p, parts in by_topic.items():
+        parts.sort()
+        clock: int | None = None
+        for i, (lo, hi, sp, t) in enumerate(parts):
+            if i and parts[i - 1][1] >= lo:
+                return None
+            if clock is not None:
+                seeds.setdefault(sp, {})[p] = clock
+            ranges.setdefault(sp, {})[p] = (lo, hi)
+            if t is not None:
+                clock = t if clock is None else max(clock, t)
+        if clock is not None:
+            finals[p] = clock
+    return seeds, finals, ranges
+
+
+def reassemble_chunks(
+    df: DataFrame,
+    *,
+    max_pending: int | None = 100,
+    expire_after_ms: int | None = 60_000,
+    max_message_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+) -> DataFrame:
+    """Rebuilds chunked messages (PIP-107) from decoded messages, as
+    :func:`pulsar_entries.reassemble_chunks` does, with the same rows (in any order).
+
+    Each Spark partition is reassembled on its own, in topic order, wherever a
+    message is whole in it; only the chunks of messages that cross a partition
+    boundary (and restart markers) are shuffled, keyed by ``(partition,
+    uuid)``, and finished there. A small aggregate first gives each partition
+    the stream time before it (expiry is by publish-time stream time). When the
+    partitions are not contiguous ranges of the topic (e.g. after a shuffle),
+    the input is first range-partitioned by position.
+
+    The partition pass's output is persisted (memory and disk) so that it runs
+    once for both branches; ``unpersist()`` the result's source when done, or
+    let Spark evict it.
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    if "partition" not in df.columns:
+        df = df.withColumn("partition", F.lit(-1).cast("int"))
+    opts = dict(max_pending=max_pending, expire_after_ms=expire_after_ms, max_message_size=max_message_size)
+    ordered = _topic_order(df)
+    plan = _plan_seeds(_partition_ranges(ordered))
+    if plan is None:
+        n = max(df.rdd.getNumPartitions(), 1)
+        ordered = _topic_order(df.repartitionByRange(n, *_POSITION)).persist(StorageLevel.MEMORY_AND_DISK)
+        plan = _plan_seeds(_partition_ranges(ordered))
+        if plan is None:  # cannot happen: range partitions are disjoint
+            raise RuntimeError("range partitioning did not give disjoint topic ranges")
+    seeds, finals, ranges = plan
+
+    empty = pa.RecordBatch.from_pylist([], schema=from_spark_schema(ordered))
+    out_schema = _native.reassemble_chunks(empty).schema
+    left_schema = pa.schema(
+        list(empty.schema) + [pa.field("_watermark", pa.int64()), pa.field("_role", pa.string())]
+    )
+    tagged_schema = pa.schema(list(out_schema) + [pa.field("_watermark", pa.int64()), pa.field("_role", pa.string())])
+
+    def partition_pass(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from pulsar_entries import _native as native
+
+        sp = TaskContext.get().partitionId()
+        expected = ranges.get(sp, {})
+        r = None
+        large = False
+        seen: dict[int, list] = {}
+        for batch in batches:
+            large = _is_large(batch)
+            batch = from_spark(batch)
+            _track_ranges(batch, seen)
+            if r is None:
+                r = native.PartitionReassembler(batch.schema, seeds=seeds.get(sp, {}), **opts)
+            yield from _tagged(r.push(batch), tagged_schema, large)
+        if r is not None:
+            yield from _tagged(r.finish(), tagged_schema, large)
+        got = {p: (tuple(v[0]), tuple(v[1])) for p, v in seen.items()}
+        if got != expected:
+            raise RuntimeError(
+                f"Spark partition {sp} holds positions {got}, not the planned {expected}: the input's "
+                "partitioning changed between passes (persist the input DataFrame)"
+            )
+
+    tagged = ordered.mapInArrow(partition_pass, spark_schema(tagged_schema)).persist(StorageLevel.MEMORY_AND_DISK)
+    out_names = out_schema.names
+    done = tagged.filter(F.col("_role").isNull()).select(*out_names)
+
+    def finish(table: pa.Table) -> pa.Table:
+        from pulsar_entries import _native as native
+
+        large = any(pa.types.is_large_binary(f.type) or pa.types.is_large_string(f.type) for f in table.schema)
+        batches = [from_spark(b) for b in table.to_batches()]
+        if not batches:
+            return _spark_arrow_schema(out_schema, large).empty_table()
+        result = native.finish_leftovers(pa.Table.from_batches(batches), final_watermarks=finals, **opts)
+        target = _spark_arrow_schema(out_schema, large)
+        return pa.Table.from_batches([_null_columns(b, target) for b in result.to_batches()], schema=target)
+
+    leftovers = tagged.filter(F.col("_role").isNotNull()).select(*left_schema.names)
+    finished = leftovers.groupBy("partition", "uuid").applyInArrow(finish, spark_schema(out_schema))
+    return done.unionByName(finished)
+
+
+def from_spark_schema(df: DataFrame) -> pa.Schema:
+    """The Arrow schema (our types) of a DataFrame's rows."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    empty = pa.RecordBatch.from_pylist([], schema=to_arrow_schema(df.schema, timezone="UTC"))
+    return from_spark(empty).schema
+
+
+def _track_ranges(batch: pa.RecordBatch, seen: dict[int, list]) -> None:
+    """Extends ``seen`` (topic partition → [first, last] position) with a batch's rows."""
+    if batch.num_rows == 0:
+        return
+    parts = batch.column("partition").to_pylist()
+    ledgers = batch.column("ledger_id").to_pylist()
+    entries = batch.column("entry_id").to_pylist()
+    for p, lo_hi in _first_last(parts, ledgers, entries).items():
+        cur = seen.get(p)
+        if cur is None:
+            seen[p] = list(lo_hi)
+        else:
+            cur[0] = min(cur[0], lo_hi[0])
+            cur[1] = max(cur[1], lo_hi[1])
+
+
+def _first_last(parts: list, ledgers: list, entries: list) -> dict[int, tuple]:
+    out: dict[int, tuple] = {}
+    for p, l, e in zip(parts, ledgers, entries):
+        pos = (l, e)
+        cur = out.get(p)
+        out[p] = (pos, pos) if cur is None else (min(cur[0], pos), max(cur[1], pos))
+    return out
+
+
+def _tagged(parts: tuple[pa.Table, pa.Table], schema: pa.Schema, large: bool) -> Iterator[pa.RecordBatch]:
+    done, leftovers = parts
+    for b in done.to_batches():
+        yield conform(_null_columns(b, schema), large)
+    for b in leftovers.to_batches():
+        yield conform(_null_columns(b, schema), large)
+
+
+# ----------------------------------------------------------------------------- seek (PIP-70)
+
+
+def find_position_by_time(df: DataFrame, time: Any) -> DataFrame:
+    """Pulsar's seek by timestamp on Spark: per topic partition, the entry after
+    the last entry whose broker timestamp (else publish time) is before
+    ``time`` (ms since the epoch, or a ``datetime``); the first entry when none
+    is, and the last entry id + 1 when all are — as
+    :func:`pulsar_entries.find_position_by_time` answers for monotonic entry
+    times (broker timestamps are). Reads only each entry's prefix and metadata.
+
+    Returns one row per topic partition: ``partition``, ``ledger_id``,
+    ``entry_id``.
+    """
+    from pyspark.sql import functions as F
+
+    t = _millis(time)
+    entries = _entry_frame(df)
+    if "partition" not in entries.columns:
+        entries = entries.withColumn("partition", F.lit(-1).cast("int"))
+    times_schema = "partition int, ledger_id long, entry_id long, t long"
+
+    def entry_times(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pulsar_entries import _native as native
+
+        for batch in batches:
+            md = native.entry_metadata(batch.column("data"))
+            yield pa.RecordBatch.from_arrays(
+                [
+                    batch.column("partition").cast(pa.int32()),
+                    batch.column("ledger_id"),
+                    batch.column("entry_id"),
+                    md.column("entry_timestamp").cast(pa.int64()).combine_chunks(),
+                ],
+                names=["partition", "ledger_id", "entry_id", "t"],
+            )
+
+    times = entries.select(*_POSITION, "data").mapInArrow(entry_times, times_schema)
+    pos = F.struct("ledger_id", "entry_id")
+    bounds = times.groupBy("partition").agg(
+        F.max(F.when(F.col("t") < F.lit(t), pos)).alias("before"), F.max(pos).alias("last")
+    )
+    after = (
+        times.join(bounds.select("partition", "before"), "partition")
+        .filter(F.col("before").isNull() | (pos > F.col("before")))
+        .groupBy("partition")
+        .agg(F.min(pos).alias("next"))
+    )
+    return (
+        bounds.join(after, "partition", "left")
+        .select(
+            "partition",
+            F.coalesce(F.col("next.ledger_id"), F.col("last.ledger_id")).alias("ledger_id"),
+            F.coalesce(F.col("next.entry_id"), F.col("last.entry_id") + 1).alias("entry_id"),
+        )
+        .orderBy("partition")
+    )
+
+
+def _millis(time: Any) -> int:
+    import datetime as dt
+
+    if isinstance(time, dt.datetime):
+        if time.tzinfo is None:
+            raise ValueError("a naive datetime is ambiguous: give one with a timezone, or ms since the epoch")
+        return int(time.timestamp() * 1000)
+    return int(time)
+
+
+# ----------------------------------------------------------------------------- compacted outputs
+
+
+def to_ledger_records(df: DataFrame) -> DataFrame:
+    """Each compacted entry in Pulsar's compacted-ledger record form,
+    ``[u32 idLen][MessageIdData][u32 len][entry]``, as
+    :func:`pulsar_entries.to_ledger_records`: ``ledger_id``, ``entry_id``, ``record``."""
+    cols = [c for c in ("ledger_id", "entry_id", "partition", "data") if c in df.columns]
+    empty = pa.table({"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()),
+                      "data": pa.array([], pa.binary())})
+    schema = _native.to_ledger_records(empty).schema
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pulsar_entries import _native as native
+
+        for batch in batches:
+            large = _is_large(batch)
+            for out in native.to_ledger_records(from_spark(batch)).to_batches():
+                yield conform(out, large)
+
+    return df.select(*cols).mapInArrow(run, spark_schema(schema))
+
+
+def compacted_view(df: DataFrame) -> DataFrame:
+    """The key → latest value view of entries (typically a compaction's
+    output), as :class:`pulsar_entries.TableView` gives it with the default
+    strategy: ``key``, ``value``, ``ledger_id``, ``entry_id``, ``batch_index``,
+    ``publish_time`` (ms), sorted by key. Chunked messages are reassembled
+    first; an empty or null value deletes its key."""
+    from pyspark.sql import functions as F
+
+    messages = reassemble_chunks(decode(df), max_pending=None, expire_after_ms=None)
+    live = messages.filter(
+        F.col("error").isNull()
+        & F.col("key").isNotNull()
+        & ~F.coalesce(F.col("compacted_out"), F.lit(False))
+        & F.col("marker_type").isNull()
+        & (F.col("status").isNull() | (F.col("status") == "complete"))
+    )
+    last = F.max_by(
+        F.struct("value", "ledger_id", "entry_id", "batch_index", "publish_time"),
+        F.struct("partition", "ledger_id", "entry_id", "batch_index"),
+    )
+    return (
+        live.groupBy("key")
+        .agg(last.alias("m"))
+        .filter(F.col("m.value").isNotNull() & (F.length("m.value") > 0))
+        .select(
+            "key",
+            "m.value",
+            "m.ledger_id",
+            "m.entry_id",
+            "m.batch_index",
+            F.unix_millis("m.publish_time").alias("publish_time"),
+        )
+        .orderBy("key")
+    )

@@ -59,40 +59,99 @@ def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
     assert "<svg" in (tmp_path / "report.html").read_text()
     assert "seek to " in out and "processors (rows)" in out and "kafka" in out
     assert "chunked messages: " in out and " reassembled from " in out and "complete " in out
+    assert "identical to the Parquet copy: yes" in out
+    if engine == "spark":
+        assert "the same seek on Spark: entry " in out and "(agrees)" in out
     # The demo also compacts the topic and prints its last-message position.
-    assert "== compact" in out and " unreadable kept unchanged" in out
-    compacted = pq.read_table(tmp_path / "compacted.parquet")
-    position = pe.last_message_position(compacted)
+    topic = generate_topic(200, seed=7)
+    want = pe.compact(topic.entries)
+    if engine == "local":
+        compacted = pq.read_table(tmp_path / "compacted.parquet")
+    else:
+        compacted = pq.read_table(tmp_path / "compacted").select(want.column_names)
+    assert compacted.equals(want)
+    view = pe.TableView.from_entries(want)
+    assert f"compacted view: {len(view):,} keys" in out
+    position = pe.last_message_position(want)
     assert f"{position.ledger_id}:{position.entry_id}:{position.batch_index}" in out.split("== last message position")[1]
 
 
-def test_compact_and_last_id(tmp_path, capsys):
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_compact_and_last_id(tmp_path, capsys, engine, spark):
     topic = generate_topic(120, seed=5)
     (tmp_path / "topic").mkdir()
     pq.write_table(topic.entries.slice(0, 60), tmp_path / "topic" / "a.parquet")
     pq.write_table(topic.entries.slice(60), tmp_path / "topic" / "b.parquet")
-    out = tmp_path / "compacted.parquet"
-    assert main(["compact", str(tmp_path / "topic"), str(out)]) == 0
+    out = tmp_path / "out"
+    assert main(["--engine", engine, "compact", str(tmp_path / "topic"), str(out)]) == 0
     printed = capsys.readouterr().out
-    assert printed.startswith("compacted 120 entries") and str(out) in printed
-    assert pq.read_table(out).equals(pe.compact(topic.entries))
-    assert main(["last-id", str(out)]) == 0
-    expected = pe.last_message_position(pe.compact(topic.entries))
+    assert printed.startswith("compacted ") and str(out / "compacted") in printed
+    want = pe.compact(topic.entries)
+    got = pq.read_table(out / "compacted").select(want.column_names)
+    assert got.equals(want)
+    records = pq.read_table(out / "ledger-records").sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
+    assert records.select(["ledger_id", "entry_id", "record"]).equals(pe.to_ledger_records(want))
+    view = pq.read_table(out / "view")
+    assert view.select(["key", "value"]).to_pylist() == pe.TableView.from_entries(want).to_arrow().select(
+        ["key", "value"]
+    ).to_pylist()
+    assert main(["--engine", engine, "last-id", str(out / "compacted")]) == 0
+    expected = pe.last_message_position(want)
     assert capsys.readouterr().out.startswith(f"{expected.ledger_id}:{expected.entry_id}:{expected.batch_index} ")
-    assert main(["compact", str(tmp_path / "topic"), str(out), "--order", "event_time", "--retain-null-key"]) == 0
-    assert pq.read_table(out).equals(pe.compact(topic.entries, order="event_time", retain_null_key=True))
+    if engine == "local":
+        args = ["compact", str(tmp_path / "topic"), str(out), "--order", "event_time", "--retain-null-key"]
+        assert main(["--engine", engine, *args]) == 0
+        got = pq.read_table(out / "compacted").select(want.column_names)
+        assert got.equals(pe.compact(topic.entries, order="event_time", retain_null_key=True))
+        assert main(["--engine", engine, "compact", str(tmp_path / "topic"), str(out), "--strategy", "first-wins"]) == 0
+        got = pq.read_table(out / "compacted").select(want.column_names)
+        assert got.equals(pe.compact(topic.entries, strategy=pe.strategies.FirstWins()))
+        assert main(["compact", str(tmp_path / "topic"), str(out), "--strategy", "nope"]) == 1
     capsys.readouterr()
     # Without readCompacted the topic's own tail answers.
-    assert main(["last-id", str(out), "--topic", str(tmp_path / "topic" / "b.parquet"), "--no-read-compacted"]) == 0
+    args = ["last-id", str(out / "compacted"), "--topic", str(tmp_path / "topic" / "b.parquet"), "--no-read-compacted"]
+    assert main(["--engine", engine, *args]) == 0
     assert capsys.readouterr().out.startswith("1000:119:")
     assert main(["last-id", str(out), "--horizon", "oops"]) == 1
 
 
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_seek(tmp_path, capsys, engine, spark):
+    topic = generate_topic(150, seed=2)
+    assert main(["generate", str(tmp_path / "topic"), "--entries", "150", "--seed", "2"]) == 0
+    capsys.readouterr()
+    first = pe.parse_entry(topic.entries["data"][0].as_py())["broker_entry_metadata"]["broker_timestamp"]
+    t = first + 2_500
+    want = pe.find_position_by_time(topic.entries, t)
+    for source in ("entries", "offload"):
+        assert main(["--engine", engine, "seek", str(tmp_path / "topic" / source), "--time", str(t)]) == 0
+        assert capsys.readouterr().out.startswith(f"{want.ledger_id}:{want.entry_id}")
+    import datetime as dt
+
+    iso = dt.datetime.fromtimestamp(t / 1000, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    assert main(["--engine", engine, "seek", str(tmp_path / "topic" / "entries"), "--time", iso]) == 0
+    assert capsys.readouterr().out.startswith(f"{want.ledger_id}:{want.entry_id}")
+    assert main(["seek", str(tmp_path / "topic" / "entries"), "--time", "yesterday"]) == 1
+
+
+def test_generate_writes_parquet_and_offload_objects(tmp_path, capsys):
+    assert main(["generate", str(tmp_path / "t"), "--entries", "120"]) == 0
+    topic = generate_topic(120)
+    from pulsar_entries.datasource import list_inputs, read_file
+
+    for source, kind in (("entries", "parquet"), ("offload", "offload")):
+        inputs = list_inputs(str(tmp_path / "t" / source))
+        assert {i[1] for i in inputs} == {kind} and len(inputs) == len(set(topic.entries["ledger_id"].to_pylist()))
+        read = pa.Table.from_batches([b for i in inputs for b in read_file(*i)])
+        assert read.select(["ledger_id", "entry_id", "data"]).equals(topic.entries.select(["ledger_id", "entry_id", "data"]))
+
+
 def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
     assert main(["generate", str(tmp_path / "topic"), "--entries", "150"]) == 0
-    assert main(["--engine", "local", "inspect", str(tmp_path / "topic")]) == 0
+    assert main(["--engine", "local", "inspect", str(tmp_path / "topic" / "entries")]) == 0
     local = capsys.readouterr().out
-    assert main(["--engine", "spark", "inspect", str(tmp_path / "topic"), "--html", str(tmp_path / "r.html")]) == 0
+    offload = str(tmp_path / "topic" / "offload")
+    assert main(["--engine", "spark", "inspect", offload, "--html", str(tmp_path / "r.html")]) == 0
     on_spark = capsys.readouterr().out
     # Exact figures agree; quantile lines are approximate on Spark, so compare the exact ones.
     exact = ("entries ", "messages decoded", "entries with error", "codecs", "distinct keys", "publish_time", "broker index")
@@ -103,8 +162,9 @@ def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
 
 def test_decode_both_engines(tmp_path, capsys, spark):
     assert main(["generate", str(tmp_path / "topic"), "--entries", "50"]) == 0
-    assert main(["--engine", "local", "decode", str(tmp_path / "topic"), str(tmp_path / "m.parquet")]) == 0
-    assert main(["decode", str(tmp_path / "topic"), str(tmp_path / "m-spark")]) == 0
+    entries = str(tmp_path / "topic" / "entries")
+    assert main(["--engine", "local", "decode", entries, str(tmp_path / "m.parquet")]) == 0
+    assert main(["decode", entries, str(tmp_path / "m-spark")]) == 0
     local = pq.read_table(tmp_path / "m.parquet")
     on_spark = pq.read_table(tmp_path / "m-spark")
     assert local.num_rows == on_spark.num_rows > 50
@@ -129,5 +189,5 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
 def test_help_lists_every_command():
     run = subprocess.run([sys.executable, "-m", "pulsar_entries", "--help"], capture_output=True, text=True)
     assert run.returncode == 0
-    for word in ("generate", "decode", "inspect", "compact", "last-id", "demo", "--master", "--engine"):
+    for word in ("generate", "decode", "inspect", "compact", "last-id", "seek", "demo", "--master", "--engine"):
         assert word in run.stdout

@@ -1295,14 +1295,82 @@ pub fn leftover_schema(input: &Schema) -> SchemaRef {
     Arc::new(Schema::new_with_metadata(fields, input.metadata().clone()))
 }
 
-/// Reassembles one partition of a topic-ordered input (a contiguous range of
-/// each topic partition) as far as it can on its own.
+/// The partition pass of a distributed reassembly, streaming: one partition of
+/// a topic-ordered input (a contiguous range of each topic partition) is
+/// reassembled as far as it can be on its own, batch by batch.
 ///
 /// `seeds` is the stream time (largest `publish_time`) of everything before
 /// this partition, per topic partition: with it, every decision made here is
 /// the one [`reassemble`] makes over the whole input. Messages still open at
 /// the partition's end, and chunks continuing an earlier partition's message,
-/// are handed on as leftovers.
+/// are handed on as leftovers. Memory is that of the in-process pass: the
+/// pending messages' chunks, not the partition.
+pub struct PartitionReassembler {
+    machine: Machine,
+    input: SchemaRef,
+    output: SchemaRef,
+}
+
+impl PartitionReassembler {
+    pub fn new(
+        input: SchemaRef,
+        opts: ReassemblyOptions,
+        seeds: &HashMap<i32, i64>,
+    ) -> Result<Self> {
+        check_input_schema(&input)?;
+        let mut machine = Machine::new(opts, Mode::Partition)?;
+        machine.seeds = seeds.clone();
+        Ok(PartitionReassembler {
+            machine,
+            output: output_schema(&input),
+            input,
+        })
+    }
+
+    /// Schema of the final rows ([`output_schema`] of the input).
+    pub fn schema(&self) -> SchemaRef {
+        self.output.clone()
+    }
+
+    /// Schema of the leftovers ([`leftover_schema`] of the input).
+    pub fn leftover_schema(&self) -> SchemaRef {
+        leftover_schema(&self.input)
+    }
+
+    /// The rows decided while reading `batch`, and the rows it hands on.
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<PartitionResult> {
+        if batch.schema().fields() != self.input.fields() {
+            return Err(EntryError::Input(
+                "every input batch must have the schema of the first".into(),
+            ));
+        }
+        let cols = Cols::read(batch, "publish_time")?;
+        let mut sink = Sink::default();
+        self.machine.push(batch, &cols, &mut sink)?;
+        let rows = std::mem::take(&mut sink.leftovers);
+        let mut done = assemble(batch, &self.input, &self.output, &mut sink)?;
+        done.retain(|b| b.num_rows() > 0);
+        Ok(PartitionResult {
+            done,
+            leftovers: leftover_batch(&self.input, rows)?,
+        })
+    }
+
+    /// End of the partition: the messages still open are handed on.
+    pub fn finish(&mut self) -> Result<PartitionResult> {
+        let mut sink = Sink::default();
+        self.machine.finish(&HashMap::new(), &mut sink);
+        let rows = std::mem::take(&mut sink.leftovers);
+        let mut done = outcome_batches(&self.input, &self.output, sink.outcomes)?;
+        done.retain(|b| b.num_rows() > 0);
+        Ok(PartitionResult {
+            done,
+            leftovers: leftover_batch(&self.input, rows)?,
+        })
+    }
+}
+
+/// [`PartitionReassembler`] over a whole partition at once.
 pub fn reassemble_partition(
     batches: &[RecordBatch],
     opts: ReassemblyOptions,
@@ -1314,30 +1382,18 @@ pub fn reassemble_partition(
         ));
     };
     let input = first.schema();
-    check_input_schema(&input)?;
-    let output = output_schema(&input);
-    let mut machine = Machine::new(opts, Mode::Partition)?;
-    machine.seeds = seeds.clone();
+    let mut r = PartitionReassembler::new(input.clone(), opts, seeds)?;
     let mut done = Vec::new();
-    let mut rows: Vec<(RecordBatch, i64, &'static str)> = Vec::new();
+    let mut left = Vec::new();
     for batch in batches {
-        if batch.schema().fields() != input.fields() {
-            return Err(EntryError::Input(
-                "every input batch must have the schema of the first".into(),
-            ));
-        }
-        let cols = Cols::read(batch, "publish_time")?;
-        let mut sink = Sink::default();
-        machine.push(batch, &cols, &mut sink)?;
-        rows.append(&mut sink.leftovers);
-        done.extend(assemble(batch, &input, &output, &mut sink)?);
+        let part = r.push(batch)?;
+        done.extend(part.done);
+        left.push(part.leftovers);
     }
-    let mut sink = Sink::default();
-    machine.finish(&HashMap::new(), &mut sink);
-    rows.append(&mut sink.leftovers);
-    done.extend(outcome_batches(&input, &output, sink.outcomes)?);
-    done.retain(|b| b.num_rows() > 0);
-    let leftovers = leftover_batch(&input, rows)?;
+    let part = r.finish()?;
+    done.extend(part.done);
+    left.push(part.leftovers);
+    let leftovers = concat_batches(&leftover_schema(&input), &left).map_err(arrow_err)?;
     Ok(PartitionResult { done, leftovers })
 }
 

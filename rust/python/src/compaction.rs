@@ -659,12 +659,7 @@ pub fn compacted_last_position(
         })?;
         let (p, source) =
             last_in_compacted_entry(id.ledger_id, id.entry_id, data, max_uncompressed_size)?;
-        let source = match source {
-            Source::NotBatched => "not-batched",
-            Source::CompactedBatchIndexes => "compacted-batch-indexes",
-            Source::Encrypted => "encrypted",
-            Source::Scan => "scan",
-        };
+        let source = source_name(source);
         Ok(Some((
             p.ledger_id,
             p.entry_id,
@@ -674,6 +669,90 @@ pub fn compacted_last_position(
         )))
     })
     .map_err(entry_error)
+}
+
+/// The PIP-429 last batch index of each compacted entry, vectorized:
+/// `(last_batch_index int32, source string, error string)` per entry of a
+/// binary (or large_binary) array. A null entry, or one whose index cannot be
+/// found (bad framing, every slot compacted out), gives a null index and an
+/// `error`; the other rows are unaffected.
+#[pyfunction]
+#[pyo3(signature = (data, *, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+pub fn last_batch_indexes<'py>(
+    py: Python<'py>,
+    data: pyo3_arrow::PyArray,
+    max_uncompressed_size: usize,
+) -> PyArrowResult<Bound<'py, PyAny>> {
+    use arrow_array::builder::{Int32Builder, StringBuilder};
+    use arrow_array::cast::AsArray;
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+
+    fn build<'a>(
+        entries: impl Iterator<Item = Option<&'a [u8]>>,
+        max: usize,
+    ) -> (Int32Builder, StringBuilder, StringBuilder) {
+        let (mut index, mut source, mut error) = (
+            Int32Builder::new(),
+            StringBuilder::new(),
+            StringBuilder::new(),
+        );
+        for data in entries {
+            match data.map(|d| last_in_compacted_entry(0, 0, d, max)) {
+                Some(Ok((p, s))) => {
+                    index.append_value(p.batch_index);
+                    source.append_value(source_name(s));
+                    error.append_null();
+                }
+                Some(Err(e)) => {
+                    index.append_null();
+                    source.append_null();
+                    error.append_value(e.to_string());
+                }
+                None => {
+                    index.append_null();
+                    source.append_null();
+                    error.append_value("no entry data (null)");
+                }
+            }
+        }
+        (index, source, error)
+    }
+    let array = data.array().clone();
+    let max = max_uncompressed_size;
+    let built = py.detach(|| match array.data_type() {
+        DataType::Binary => Ok(build(array.as_binary::<i32>().iter(), max)),
+        DataType::LargeBinary => Ok(build(array.as_binary::<i64>().iter(), max)),
+        DataType::BinaryView => Ok(build(array.as_binary_view().iter(), max)),
+        other => Err(format!(
+            "entry data must be binary or large_binary, not {other}"
+        )),
+    });
+    let (mut index, mut source, mut error) = built.map_err(PyValueError::new_err)?;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("last_batch_index", DataType::Int32, true),
+        Field::new("source", DataType::Utf8, true),
+        Field::new("error", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(index.finish()),
+            Arc::new(source.finish()),
+            Arc::new(error.finish()),
+        ],
+    )
+    .map_err(value_error)?;
+    table(py, vec![batch], schema)
+}
+
+fn source_name(s: Source) -> &'static str {
+    match s {
+        Source::NotBatched => "not-batched",
+        Source::CompactedBatchIndexes => "compacted-batch-indexes",
+        Source::Encrypted => "encrypted",
+        Source::Scan => "scan",
+    }
 }
 
 /// The managed-ledger answer of GetLastMessageId for a topic's entries:
@@ -919,6 +998,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(to_ledger_records, m)?)?;
     m.add_function(wrap_pyfunction!(from_ledger_records, m)?)?;
     m.add_function(wrap_pyfunction!(compacted_last_position, m)?)?;
+    m.add_function(wrap_pyfunction!(last_batch_indexes, m)?)?;
     m.add_function(wrap_pyfunction!(topic_last_position, m)?)?;
     m.add_function(wrap_pyfunction!(max_entry_position, m)?)?;
     m.add_function(wrap_pyfunction!(find_by_publish_time, m)?)?;

@@ -524,6 +524,80 @@ fn reassemble_partition<'py>(
     Ok(PyTuple::new(py, [done, leftovers])?)
 }
 
+/// The partition pass, streaming: `push(batch)` and `finish()` each give
+/// `(done, leftovers)` tables.
+#[pyclass(module = "pulsar_entries._native")]
+struct PartitionReassembler {
+    inner: chunks::PartitionReassembler,
+}
+
+impl PartitionReassembler {
+    fn tables<'py>(
+        &self,
+        py: Python<'py>,
+        part: chunks::PartitionResult,
+    ) -> PyArrowResult<Bound<'py, PyTuple>> {
+        let done = PyTable::try_new(part.done, self.inner.schema())?.into_pyarrow(py)?;
+        let leftovers = PyTable::try_new(vec![part.leftovers], self.inner.leftover_schema())?
+            .into_pyarrow(py)?;
+        Ok(PyTuple::new(py, [done, leftovers])?)
+    }
+}
+
+#[pymethods]
+impl PartitionReassembler {
+    #[new]
+    #[pyo3(signature = (schema, *, seeds=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+    fn new(
+        schema: pyo3_arrow::PySchema,
+        seeds: Option<HashMap<i32, i64>>,
+        max_pending: Option<usize>,
+        expire_after_ms: Option<i64>,
+        max_message_size: usize,
+    ) -> PyResult<Self> {
+        let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
+        let inner = chunks::PartitionReassembler::new(
+            schema.into_inner(),
+            opts,
+            &seeds.unwrap_or_default(),
+        )
+        .map_err(value_error)?;
+        Ok(PartitionReassembler { inner })
+    }
+
+    fn push<'py>(
+        &mut self,
+        py: Python<'py>,
+        batch: AnyRecordBatch,
+    ) -> PyArrowResult<Bound<'py, PyTuple>> {
+        let batches = collect_batches(batch)?;
+        let inner = &mut self.inner;
+        let parts = py
+            .detach(move || {
+                batches
+                    .iter()
+                    .map(|b| inner.push(b))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(value_error)?;
+        let mut done = Vec::new();
+        let mut left = Vec::new();
+        for p in parts {
+            done.extend(p.done);
+            left.push(p.leftovers);
+        }
+        let leftovers = arrow_select::concat::concat_batches(&self.inner.leftover_schema(), &left)
+            .map_err(value_error)?;
+        self.tables(py, chunks::PartitionResult { done, leftovers })
+    }
+
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyArrowResult<Bound<'py, PyTuple>> {
+        let inner = &mut self.inner;
+        let part = py.detach(move || inner.finish()).map_err(value_error)?;
+        self.tables(py, part)
+    }
+}
+
 /// Decides the messages handed on by `reassemble_partition`.
 #[pyfunction]
 #[pyo3(signature = (leftovers, *, final_watermarks=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
@@ -855,6 +929,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reassemble_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(reassemble_partition, m)?)?;
     m.add_function(wrap_pyfunction!(finish_leftovers, m)?)?;
+    m.add_class::<PartitionReassembler>()?;
     m.add_function(wrap_pyfunction!(with_message_ids, m)?)?;
     m.add_function(wrap_pyfunction!(seek_position, m)?)?;
     m.add_class::<PyMessageId>()?;

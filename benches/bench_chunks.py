@@ -13,6 +13,11 @@ For each codec it times, in one run, on the same decoded table (two producers' c
 
 Throughput is MiB of reassembled (uncompressed) message bytes per second, best of ``--repeat`` runs;
 the last column is the ratio to the baseline. Results must be identical across paths (checked).
+
+With ``--spark`` it also runs ``pulsar_entries.spark.reassemble_chunks`` on Spark ``local[2]``: the
+decoded table is written as ``--partitions`` Parquet files (one Spark partition each, cut in the
+middle of messages), and the job is timed from reading the files to Spark's ``noop`` sink, against
+an identity ``mapInArrow`` over the same files (Spark's own cost of moving the rows through Python).
 """
 
 from __future__ import annotations
@@ -105,19 +110,67 @@ def baseline(decoded: pa.Table, codec: str) -> list[bytes]:
     return out
 
 
+def spark_session():
+    import sys
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "4g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def on_spark(spark, decoded: pa.Table, partitions: int, repeat: int, values: list[bytes]) -> tuple[float, float]:
+    """(reassembly seconds, identity seconds) on Spark, best of ``repeat``; results checked."""
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    import pulsar_entries.spark as ps
+
+    with tempfile.TemporaryDirectory() as tmp:
+        n = decoded.num_rows
+        bounds = [n * i // partitions for i in range(partitions + 1)]
+        for i, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+            pq.write_table(decoded.slice(lo, hi - lo), f"{tmp}/part-{i:03d}.parquet")
+        df = spark.read.parquet(tmp)
+
+        def identity(batches):
+            yield from batches
+
+        run = lambda frame: frame.write.format("noop").mode("overwrite").save()  # noqa: E731
+        t_id, _ = best(lambda: run(df.mapInArrow(identity, df.schema)), repeat)
+        t_sp, _ = best(lambda: run(ps.reassemble_chunks(df)), repeat)
+        got = ps.reassemble_chunks(df).filter("status = 'complete'").select("value").toArrow()
+        assert sorted(got["value"].to_pylist()) == sorted(values)
+    return t_sp, t_id
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--messages", type=int, default=64)
     p.add_argument("--codecs", default="none,lz4,zlib,zstd,snappy")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--spark", action="store_true", help="also time spark.reassemble_chunks on local[2]")
     args = p.parse_args()
+    spark = spark_session() if args.spark else None
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"pyarrow {pa.__version__}, pulsar-entries {pe.__version__}")
     print(f"{args.messages} messages of 1 MiB in 100 KiB chunks, two producers interleaved, best of {args.repeat}\n")
-    print("| codec | reassemble_chunks MiB/s | partitioned (%d parts) MiB/s | Python baseline MiB/s | in-process vs baseline |"
-          % args.partitions)
-    print("|---|---|---|---|---|")
+    header = "| codec | reassemble_chunks MiB/s | partitioned (%d parts) MiB/s | Python baseline MiB/s | in-process vs baseline |"
+    if spark is not None:
+        header += " Spark local[2] MiB/s | Spark identity MiB/s | Spark / identity time |"
+    print(header % args.partitions)
+    print("|---" * (header.count("|") - 1) + "|")
     for codec in args.codecs.split(","):
         decoded, values = corpus(args.messages, codec, MIB, 100 * 1024)
         total = args.messages * MIB / MIB
@@ -126,8 +179,12 @@ def main() -> None:
         t_base, joined = best(lambda: baseline(decoded, codec), args.repeat)
         assert sorted(whole["value"].to_pylist()) == sorted(values) == sorted(joined)
         assert sorted(parts["value"].to_pylist()) == sorted(values)
-        print(f"| {codec} | {total / t_in:,.0f} | {total / t_part:,.0f} | {total / t_base:,.0f} | "
-              f"{t_base / t_in:.2f}x |")
+        line = (f"| {codec} | {total / t_in:,.0f} | {total / t_part:,.0f} | {total / t_base:,.0f} | "
+                f"{t_base / t_in:.2f}x |")
+        if spark is not None:
+            t_sp, t_id = on_spark(spark, decoded, args.partitions, min(args.repeat, 3), values)
+            line += f" {total / t_sp:,.0f} | {total / t_id:,.0f} | {t_sp / t_id:.2f}x |"
+        print(line)
 
 
 if __name__ == "__main__":

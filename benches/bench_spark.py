@@ -6,11 +6,11 @@
    versus an identity ``mapInArrow`` that passes entries through unchanged.
    Both end in Spark's ``noop`` sink, so every row is produced but nothing is
    written. Target: decode costs at most 1.5x the identity pass.
-2. Scaling: decode at 1x, 4x and 16x the sample size. Time per entry should
-   stay flat, so cost grows linearly. The Python workers' peak RSS
-   (``ru_maxrss``, a lifetime maximum since workers are reused, measured after
-   each scale in ascending order) must not grow with the input, because a task
-   holds only one Arrow batch at a time.
+2. Scaling: decode and compact at 1x, 4x and 16x the sample size. Time per
+   entry should stay flat, so cost grows linearly. The Python workers' peak
+   RSS while decoding (``ru_maxrss`` of a worker that decodes its partition
+   batch by batch, as ``spark.decode`` does) must not grow with the input,
+   because a task holds only one Arrow batch at a time.
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ def main() -> None:
             ps._native.decode(batch)
         yield pa.record_batch({"rss_kib": pa.array([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss], pa.int64())})
 
-    print("\nscale  entries   messages   MB     identity s  decode s  decode/identity  decode entries/s  µs/entry  peak worker RSS")
+    print("\nscale  entries   messages   MB     identity s  decode s  decode/identity  decode entries/s  µs/entry  "
+          "compact s  compact µs/entry  peak worker RSS")
     rows = []
     for k in [int(s) for s in args.scales.split(",")]:
         table = scaled_entries(base, k)
@@ -92,19 +93,21 @@ def main() -> None:
         mb = sum(len(x) for x in table.column("data").to_pylist()) / 1e6
         t_id = timed(lambda: df.mapInArrow(identity, df.schema).write.format("noop").mode("overwrite").save(), args.repeat)
         t_dec = timed(lambda: ps.decode(df).write.format("noop").mode("overwrite").save(), args.repeat)
+        t_cmp = timed(lambda: ps.compact(df).write.format("noop").mode("overwrite").save(), 1)
         messages = ps.decode(df).count()
         peaks = [r["rss_kib"] for r in df.mapInArrow(worker_peak, "rss_kib long").collect()]
         peak = max(peaks) / 1024
-        rows.append((k, n, t_dec / n * 1e6, peak))
+        rows.append((k, n, t_dec / n * 1e6, peak, t_cmp / n * 1e6))
         print(
             f"{k:>5}  {n:>7,}  {messages:>9,}  {mb:>6.1f}  {t_id:>10.2f}  {t_dec:>8.2f}  {t_dec / t_id:>15.2f}  "
-            f"{n / t_dec:>16,.0f}  {t_dec / n * 1e6:>8.1f}  {peak:>10.0f} MiB"
+            f"{n / t_dec:>16,.0f}  {t_dec / n * 1e6:>8.1f}  {t_cmp:>9.2f}  {t_cmp / n * 1e6:>16.1f}  {peak:>10.0f} MiB"
         )
         df.unpersist()
     per_entry = [r[2] for r in rows]
     print(
         f"\nlinearity: µs/entry from {per_entry[0]:.1f} (1x) to {per_entry[-1]:.1f} ({rows[-1][0]}x); "
-        f"spread {max(per_entry) / min(per_entry):.2f}x. Peak worker RSS spread "
+        f"spread {max(per_entry) / min(per_entry):.2f}x. Compact µs/entry from {rows[0][4]:.1f} to {rows[-1][4]:.1f}; "
+        f"spread {max(r[4] for r in rows) / min(r[4] for r in rows):.2f}x. Peak worker RSS spread "
         f"{max(r[3] for r in rows) / min(r[3] for r in rows):.2f}x (median {statistics.median(r[3] for r in rows):.0f} MiB)."
     )
     spark.stop()

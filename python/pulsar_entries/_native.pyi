@@ -300,6 +300,24 @@ def reassemble_partition(
     """The partition pass of a distributed reassembly: ``(done, leftovers)``.
     See ``pulsar_entries.chunks``."""
 
+class PartitionReassembler:
+    """The partition pass, streaming: feed a partition's decoded batches in
+    topic order; memory is the pending messages' chunks, not the partition."""
+
+    def __init__(
+        self,
+        schema: pa.Schema,
+        *,
+        seeds: Optional[Mapping[int, int]] = None,
+        max_pending: Optional[int] = 100,
+        expire_after_ms: Optional[int] = 60_000,
+        max_message_size: int = ...,
+    ) -> None: ...
+    def push(self, batch: Any) -> tuple[pa.Table, pa.Table]:
+        """``(done, leftovers)`` decided while reading ``batch``."""
+    def finish(self) -> tuple[pa.Table, pa.Table]:
+        """``(done, leftovers)`` at the end of the partition."""
+
 def finish_leftovers(
     leftovers: Any,
     *,
@@ -454,6 +472,11 @@ def compacted_last_position(
 ) -> Optional[tuple[int, int, int, int, str]]:
     """``(ledger_id, entry_id, batch_index, publish_time, source)`` of the last
     message of compacted entries (PIP-429 rules), or None without entries."""
+
+def last_batch_indexes(data: Any, *, max_uncompressed_size: int = ...) -> pa.Table:
+    """Per entry of a binary array: ``last_batch_index`` (int32, −1 when not
+    batched), ``source`` and ``error`` by PIP-429's rules; a null index with an
+    ``error`` when it cannot be found."""
 
 def topic_last_position(entries: Any) -> Optional[tuple[int, int, int, int]]:
     """The managed-ledger answer for the topic's last dispatchable entry, or None."""

@@ -25,13 +25,14 @@ for every message that starts and ends in its partition, evictions included.
 
 from __future__ import annotations
 
-from ._native import finish_leftovers, reassemble_chunks, reassemble_partition
+from ._native import PartitionReassembler, finish_leftovers, reassemble_chunks, reassemble_partition
 
 WATERMARK_COLUMN = "_watermark"
 ROLE_COLUMN = "_role"
 STATUSES = ("complete", "incomplete", "expired", "evicted", "duplicate")
 
 __all__ = [
+    "PartitionReassembler",
     "ROLE_COLUMN",
     "STATUSES",
     "WATERMARK_COLUMN",

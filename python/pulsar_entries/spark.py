@@ -666,7 +666,8 @@ def compacted_view(df: DataFrame) -> DataFrame:
     output), as :class:`pulsar_entries.TableView` gives it with the default
     strategy: ``key``, ``value``, ``ledger_id``, ``entry_id``, ``batch_index``,
     ``publish_time`` (ms), sorted by key. Chunked messages are reassembled
-    first; an empty or null value deletes its key."""
+    first; an empty or null value deletes its key; entries in another format
+    (KoP's Kafka batches) are not Pulsar messages and are left out."""
     from pyspark.sql import functions as F
 
     messages = reassemble_chunks(decode(df), max_pending=None, expire_after_ms=None)
@@ -675,6 +676,9 @@ def compacted_view(df: DataFrame) -> DataFrame:
         & F.col("key").isNotNull()
         & ~F.coalesce(F.col("compacted_out"), F.lit(False))
         & F.col("marker_type").isNull()
+        # Pulsar messages only: records a payload processor (KoP) decoded are not
+        # what a Pulsar TableView reads.
+        & (F.col("processor") == "pulsar")
         & (F.col("status").isNull() | (F.col("status") == "complete"))
     )
     last = F.max_by(

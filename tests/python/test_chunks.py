@@ -292,3 +292,16 @@ def test_partitioned_pass_equals_in_process(case, cuts, expire):
     together = pa.concat_tables(done + [finished])
     assert together.schema == whole.schema
     assert _canonical(together) == _canonical(whole)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(topics(), st.integers(1, 7))
+def test_streaming_partition_pass_equals_the_one_call_pass(case, batch_rows):
+    entries, _ = case
+    decoded = pe.decode(topic_table(entries))
+    opts = dict(max_pending=3, expire_after_ms=20)
+    done, leftovers = pchunks.reassemble_partition(decoded, seeds={-1: T0 + 5}, **opts)
+    r = pchunks.PartitionReassembler(decoded.schema, seeds={-1: T0 + 5}, **opts)
+    parts = [r.push(b) for b in decoded.to_batches(max_chunksize=batch_rows)] + [r.finish()]
+    assert _canonical(pa.concat_tables([p[0] for p in parts])) == _canonical(done)
+    assert pa.concat_tables([p[1] for p in parts]).equals(leftovers)

@@ -537,28 +537,25 @@ def from_spark_schema(df: DataFrame) -> pa.Schema:
 
 
 def _track_ranges(batch: pa.RecordBatch, seen: dict[int, list]) -> None:
-    """Extends ``seen`` (topic partition → [first, last] position) with a batch's rows."""
+    """Extends ``seen`` (topic partition → [first, last] position) with a batch
+    sorted by position: each topic partition is one run of rows."""
     if batch.num_rows == 0:
         return
-    parts = batch.column("partition").to_pylist()
-    ledgers = batch.column("ledger_id").to_pylist()
-    entries = batch.column("entry_id").to_pylist()
-    for p, lo_hi in _first_last(parts, ledgers, entries).items():
+    import pyarrow.compute as pc
+
+    runs = pc.run_end_encode(batch.column("partition"))
+    ends = runs.run_ends.to_pylist()
+    ledgers, entries = batch.column("ledger_id"), batch.column("entry_id")
+    start = 0
+    for p, end in zip(runs.values.to_pylist(), ends):
+        lo = (ledgers[start].as_py(), entries[start].as_py())
+        hi = (ledgers[end - 1].as_py(), entries[end - 1].as_py())
         cur = seen.get(p)
         if cur is None:
-            seen[p] = list(lo_hi)
+            seen[p] = [lo, hi]
         else:
-            cur[0] = min(cur[0], lo_hi[0])
-            cur[1] = max(cur[1], lo_hi[1])
-
-
-def _first_last(parts: list, ledgers: list, entries: list) -> dict[int, tuple]:
-    out: dict[int, tuple] = {}
-    for p, l, e in zip(parts, ledgers, entries):
-        pos = (l, e)
-        cur = out.get(p)
-        out[p] = (pos, pos) if cur is None else (min(cur[0], pos), max(cur[1], pos))
-    return out
+            cur[0], cur[1] = min(cur[0], lo), max(cur[1], hi)
+        start = end
 
 
 def _tagged(parts: tuple[pa.Table, pa.Table], schema: pa.Schema, large: bool) -> Iterator[pa.RecordBatch]:

@@ -104,10 +104,38 @@ def decode(
 
         for batch in batches:
             large = _is_large(batch)
-            for out in native.decode(batch, **options).to_batches():
-                yield conform(out, large)
+            # Slices keep a task's memory flat: Spark hands over up to
+            # maxRecordsPerBatch entries, whose messages can be many times that.
+            for part in slices(batch):
+                for out in native.decode(part, **options).to_batches():
+                    yield conform(out, large)
 
     return _entry_frame(df).mapInArrow(run, message_schema())
+
+
+SLICE_ENTRIES = 1024
+SLICE_BYTES = 4 << 20
+
+
+def slices(batch: pa.RecordBatch, max_rows: int = SLICE_ENTRIES, max_bytes: int = SLICE_BYTES) -> Iterator[pa.RecordBatch]:
+    """Zero-copy slices of an entry batch of at most ``max_rows`` entries and
+    about ``max_bytes`` of entry data (at least one entry each)."""
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    if n <= max_rows and batch.column("data").nbytes <= max_bytes:
+        yield batch
+        return
+    sizes = pc.fill_null(pc.binary_length(batch.column("data")), 0).cast(pa.int64())
+    ends = pc.cumulative_sum(sizes).to_numpy()
+    start = 0
+    while start < n:
+        base = ends[start - 1] if start else 0
+        # The last row whose cumulative size stays within the budget, at least one row.
+        stop = int(ends[start:min(n, start + max_rows)].searchsorted(base + max_bytes, side="right")) + start
+        stop = max(stop, start + 1)
+        yield batch.slice(start, stop - start)
+        start = stop
 
 
 # ----------------------------------------------------------------------------- column functions

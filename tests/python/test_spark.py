@@ -129,3 +129,13 @@ def test_data_source_reads_offload_objects(spark, tmp_path):
     assert got["error"].null_count < got.num_rows  # the damage is reported
     good = want.filter(want["error"].is_null())
     assert good.num_rows > topic.entries.num_rows // 2
+
+
+def test_decode_slices_cover_every_entry_once():
+    sizes = [10, 3000, 5, 5000, 0, 1, 1, 9000, 2]
+    batch = pa.record_batch({"data": pa.array([b"x" * n if n else None for n in sizes], pa.large_binary())})
+    for max_rows, max_bytes, want in [(2, 1 << 30, [2, 2, 2, 2, 1]), (100, 4000, [3, 1, 3, 1, 1]), (3, 1, [1] * 9)]:
+        parts = list(ps.slices(batch, max_rows, max_bytes))
+        assert [p.num_rows for p in parts] == want
+        assert pa.Table.from_batches(parts).column("data").to_pylist() == batch.column("data").to_pylist()
+    assert list(ps.slices(batch)) == [batch]  # small batches pass whole

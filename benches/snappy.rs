@@ -105,7 +105,10 @@ fn main() {
                 "{name:<12} {o:>11.0} {s:>11.0} {:>11.2} {ours_len:>12} {snap_len:>12}",
                 o / s
             ),
-            _ => println!("{name:<12} (no estimates found under {:?})", criterion_dir()),
+            _ => println!(
+                "{name:<12} (no estimates found under {:?})",
+                criterion_dir()
+            ),
         }
     }
 }

@@ -23,9 +23,13 @@ fuzz_target!(|data: &[u8]| {
         let tiles = usize::from(mode >> 1);
         tiled = (0..tiles)
             .flat_map(|t| {
-                rest.iter()
-                    .enumerate()
-                    .map(move |(i, &b)| if i == t % rest.len().max(1) { b ^ t as u8 } else { b })
+                rest.iter().enumerate().map(move |(i, &b)| {
+                    if i == t % rest.len().max(1) {
+                        b ^ t as u8
+                    } else {
+                        b
+                    }
+                })
             })
             .collect::<Vec<u8>>();
         &tiled[..]
@@ -34,7 +38,13 @@ fuzz_target!(|data: &[u8]| {
     assert!(compressed.len() <= snappy::max_compressed_len(input.len()));
     let mut d = Decompressor::default();
     let back = d
-        .decompress(Codec::Snappy, &compressed, input.len() as u32, usize::MAX, 0)
+        .decompress(
+            Codec::Snappy,
+            &compressed,
+            input.len() as u32,
+            usize::MAX,
+            0,
+        )
         .expect("snap decodes what we encode");
     assert_eq!(back, input);
 });

@@ -4,20 +4,20 @@ The harness runs the broker's two-phase loop with Pulsar's pieces
 (`RawBatchConverter.extractMessageCompactionData`, `rebatchMessage`,
 `Markers`, `Commands`, `RawMessageImpl.serialize`) on the same input entries:
 
-* NONE and ZLIB entries are byte-identical, ledger records included (our ZLIB
-  encoder reproduces java.util.zip.Deflater's sync-flushed stream);
-* LZ4, ZSTD and SNAPPY entries are decoded-equal: metadata field for field
-  (field 31 and `uncompressed_size` included) and every message. Their
-  compressed bytes differ because the encoders differ: lz4_flex vs airlift's
-  Lz4Compressor, libzstd vs airlift's ZstdCompressor, and the `snap` crate vs
-  airlift's SnappyRawCompressor (which emits shorter literal runs; `snap`
-  does not reproduce Pulsar's SNAPPY test vector either).
+* NONE, ZLIB and SNAPPY entries are byte-identical, ledger records included
+  (our ZLIB encoder reproduces java.util.zip.Deflater's sync-flushed stream,
+  our SNAPPY encoder airlift's SnappyRawCompressor);
+* LZ4 and ZSTD entries are decoded-equal: metadata field for field (field 31
+  and `uncompressed_size` included) and every message. Their compressed bytes
+  differ because the encoders differ: lz4_flex vs airlift's Lz4Compressor,
+  libzstd vs airlift's ZstdCompressor.
 
 A missing Java or Maven is a failure, never a skip.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import random
 
@@ -28,7 +28,7 @@ import pulsar_entries as pe
 from pulsar_entries.sample import generate_topic
 from test_interop_java import run_harness
 
-BYTE_EQUAL_CODECS = {None, "none", "zlib"}
+BYTE_EQUAL_CODECS = {None, "none", "zlib", "snappy"}
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,7 @@ def test_compaction_matches_pulsar(request, topic_name, order, retain):
     assert ours["entry_id"].to_pylist() == [j["entry_id"] for j in java]
     originals = dict(zip(topic["entry_id"].to_pylist(), topic["data"].to_pylist()))
     records = pe.to_ledger_records(ours)["record"].to_pylist()
-    problems, byte_equal = [], 0
+    problems, byte_equal, rebuilt = [], 0, collections.Counter()
     for j, data, record in zip(java, ours["data"].to_pylist(), records):
         jb = bytes.fromhex(j["entry"])
         problems += compare_entries(data, jb, j["entry_id"], originals[j["entry_id"]])
@@ -99,8 +99,12 @@ def test_compaction_matches_pulsar(request, topic_name, order, retain):
             byte_equal += 1
             if record != bytes.fromhex(j["record"]):
                 problems.append((j["entry_id"], "ledger record differs"))
+            if data != originals[j["entry_id"]]:
+                rebuilt[pe.parse_entry(data)["metadata"].get("compression")] += 1
     assert not problems, problems[:10]
     assert len(java) > 5 and byte_equal > 0
+    # Batches both sides rewrote (compacted_out placeholders), byte for byte: SNAPPY among them.
+    assert rebuilt["snappy"] > 0 or topic_name == "java_topic", rebuilt
     if topic_name == "java_topic":
         codecs = {pe.parse_entry(d)["metadata"].get("compression") for d in ours["data"].to_pylist()}
         assert {None, "lz4", "zlib", "zstd", "snappy"} <= codecs | {None}
@@ -132,7 +136,7 @@ def test_rebatch_matches_rawbatchconverter(java_topic, sample_topic):
             ]
         ),
     )
-    problems = []
+    problems, rebuilt = [], collections.Counter()
     for retain_null_key in (False, True):
         subset = [(r, j) for r, j in zip(rows, java) if r["retain_null_key"] == retain_null_key]
         table = pa.table(
@@ -156,7 +160,10 @@ def test_rebatch_matches_rawbatchconverter(java_topic, sample_topic):
                 problems.append((r["entry_id"], "we dropped the batch, Java kept it"))
                 continue
             problems += compare_entries(mine, bytes.fromhex(j["entry"]), (r["ledger_id"], r["entry_id"]))
+            if mine == bytes.fromhex(j["entry"]) and mine != r["data"]:
+                rebuilt[pe.parse_entry(mine)["metadata"].get("compression")] += 1
     assert len(rows) > 40
+    assert rebuilt["snappy"] > 10, rebuilt
     assert not problems, problems[:10]
 
 

@@ -6,6 +6,7 @@
 //! - [`frame`]: the `0e 02` broker prefix, the `0e 01` CRC32C section, metadata size;
 //! - [`metadata`]: zero-copy MessageMetadata / SingleMessageMetadata views;
 //! - [`compression`]: the five codecs in Pulsar's stored forms;
+//! - [`snappy`]: the Snappy encoder Pulsar's Java side uses, byte for byte;
 //! - [`batch`]: the batch payload scan, compacted shapes included;
 //! - [`decode`]: entries → Arrow message rows;
 //! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
@@ -39,6 +40,7 @@ pub mod metadata;
 pub mod offload;
 pub mod processor;
 pub mod seek;
+pub mod snappy;
 mod wire;
 
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.

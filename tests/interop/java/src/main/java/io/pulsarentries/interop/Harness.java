@@ -27,6 +27,7 @@ import java.util.Objects;
  *   rebatch    RawBatchConverter.rebatchMessage over [{ledger_id, entry_id, entry, retain, retain_null_key}]
  *   compact    two-phase compaction of {entries, order, retain_null_key} with Pulsar's pieces
  *   ledger-records / parse-records   RawMessageImpl.serialize / deserializeFrom
+ *   compress   Pulsar's CompressionCodec over {codec, inputs: [base64]} (see {@link Codecs})
  *   offload-write / offload-read
  *              tiered-storage offload objects written / read by Pulsar's offloader classes
  *              (a JSON request on stdin, see {@link OffloadHarness})
@@ -60,6 +61,7 @@ public final class Harness {
             case "compact" -> printArray(System.out, Compaction.compact(stdinJson()));
             case "ledger-records" -> printArray(System.out, Compaction.ledgerRecords(stdinJson()));
             case "parse-records" -> printArray(System.out, Compaction.parseRecords(stdinJson()));
+            case "compress" -> printArray(System.out, Codecs.compress(stdinJson()));
             // The offloader leaves non-daemon threads (e.g. its offsets-cache evictor) behind.
             case "offload-write", "offload-read" -> {
                 int status = 0;
@@ -86,7 +88,7 @@ public final class Harness {
             }
             default -> {
                 System.err.println("usage: Harness generate | parse | stamp | chunks | msgid | rebatch | compact"
-                        + " | ledger-records | parse-records | offload-write | offload-read"
+                        + " | ledger-records | parse-records | compress | offload-write | offload-read"
                         + "  (all but generate and chunks read JSON on stdin)");
                 System.exit(2);
             }

@@ -97,12 +97,18 @@ def main() -> None:
         messages = ps.decode(df).count()
         peaks = [r["rss_kib"] for r in df.mapInArrow(worker_peak, "rss_kib long").collect()]
         peak = max(peaks) / 1024
-        rows.append((k, n, t_dec / n * 1e6, peak, t_cmp / n * 1e6))
+        rows.append((k, n, t_dec / n * 1e6, peak, t_cmp / n * 1e6, t_dec, t_cmp))
         print(
             f"{k:>5}  {n:>7,}  {messages:>9,}  {mb:>6.1f}  {t_id:>10.2f}  {t_dec:>8.2f}  {t_dec / t_id:>15.2f}  "
             f"{n / t_dec:>16,.0f}  {t_dec / n * 1e6:>8.1f}  {t_cmp:>9.2f}  {t_cmp / n * 1e6:>16.1f}  {peak:>10.0f} MiB"
         )
         df.unpersist()
+    # A job has a fixed cost (scheduling, shuffles, worker start) that dominates
+    # small inputs; linear growth shows as a constant marginal cost per entry.
+    print("\nmarginal cost between scales (µs per added entry):")
+    for a, b in zip(rows, rows[1:]):
+        dn = b[1] - a[1]
+        print(f"  {a[0]}x -> {b[0]}x: decode {(b[5] - a[5]) / dn * 1e6:.1f}, compact {(b[6] - a[6]) / dn * 1e6:.1f}")
     per_entry = [r[2] for r in rows]
     print(
         f"\nlinearity: µs/entry from {per_entry[0]:.1f} (1x) to {per_entry[-1]:.1f} ({rows[-1][0]}x); "

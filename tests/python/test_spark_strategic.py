@@ -257,3 +257,40 @@ def test_builtin_strategies_pickle():
             assert back.should_keep_left(prev, cur) == s.should_keep_left(prev, cur)
     with pytest.raises(ValueError, match="unknown built-in"):
         pe._native.NativeStrategy("nope")
+
+
+def test_chunk_boundary_cases(spark, tmp_path):
+    """Each boundary case of the partition pass, with files cut exactly there:
+    a message restarted (chunk 0 resent) after its first attempt crossed a
+    file; a message spanning three files with a duplicate chunk across a cut;
+    an orphan chunk at a file's start; a message left unfinished at the
+    topic's end; plain updates of the same keys in between."""
+
+    def chunked(key, seed, n, uuid=None, t=0):
+        value = random.Random(seed).randbytes(700 * n - 100)
+        return pe.encode_chunked({"key": key, "value": value}, chunk_size=700, sequence_id=seed, publish_time=T0 + t)
+
+    def plain(key, value, t):
+        return pe.encode_entry([{"key": key, "value": value}], batch=False, publish_time=T0 + t)
+
+    resent = chunked("a", 1, 3)
+    spanning = chunked("b", 2, 4)
+    orphaned = chunked("c", 3, 2)
+    unfinished = chunked("a", 4, 3)
+    entries = [
+        resent[0], resent[1], plain("a", b"x" * 9, 1),  # | cut: resent restarts in the next file
+        resent[0], spanning[0], resent[1], resent[2], spanning[1],  # | cut
+        spanning[1], plain("b", b"y" * 12, 2), spanning[2],  # | cut (a duplicate chunk 1 first)
+        orphaned[1], spanning[3], plain("c", None, 3), unfinished[0],  # | cut
+        unfinished[1], plain("b", None, 4),
+    ]
+    table = pe.entries_table(entries, ledger_id=4)
+    cuts = [3, 8, 11, 15]
+    for strategy in (LatestWins(), MergeTail()):
+        expected = pe.compact(table, strategy=strategy)
+        # The resent message survives whole; the unfinished one is kept.
+        kept = set(expected["entry_id"].to_pylist())
+        assert {14, 15} <= kept and not {0, 1} & kept
+        df = ps.read_entries(spark, write_files(table, cuts, tmp_path / type(strategy).__name__))
+        assert df.rdd.getNumPartitions() == 5
+        same(expected, spark_compact(df, strategy=strategy))

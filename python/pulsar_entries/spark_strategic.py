@@ -95,7 +95,9 @@ def compact_with_strategy(
         from pulsar_entries import _native as native
         from pulsar_entries.spark import _track_ranges, conform, _is_large
 
-        sp = TaskContext.get().partitionId()
+        ctx = TaskContext.get()
+        assert ctx is not None, "runs inside a Spark task"
+        sp = ctx.partitionId()
         p = native.StrategicPartitionPass(**opts)
         large = False
         seen: dict[int, list] = {}
@@ -149,7 +151,7 @@ def compact_with_strategy(
         + [pa.field("data", pa.binary()), pa.field("error", pa.string())]
     )
     names = out_schema.names
-    rebuild_opts = dict(verify_checksum=verify_checksum, max_uncompressed_size=max_uncompressed_size)
+    rebuild_opts: dict[str, Any] = dict(verify_checksum=verify_checksum, max_uncompressed_size=max_uncompressed_size)
 
     def rebuild(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pulsar_entries import _native as native

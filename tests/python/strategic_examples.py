@@ -30,3 +30,12 @@ class ShortestWins:
 
     def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool:
         return prev is not None and cur is not None and len(prev) <= len(cur)
+
+
+class Exploding:
+    """Fails on the first conflict, to check that a strategy's error stops the run."""
+
+    def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool:
+        if prev is not None:
+            raise ValueError("strategy exploded on purpose")
+        return False

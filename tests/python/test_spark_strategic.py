@@ -246,6 +246,20 @@ def test_errors_as_in_process(spark):
     with pytest.raises(TypeError, match="should_keep_left"):
         ps.compact(df, strategy=object())
 
+    class Unpicklable(ShortestWins):
+        def __init__(self) -> None:
+            import threading
+
+            self.lock = threading.Lock()
+
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        ps.compact(df, strategy=Unpicklable())
+    # A strategy's error stops the run, as in-process, with its message.
+    with pytest.raises(ValueError, match="exploded on purpose"):
+        pe.compact(table, strategy=strategic_examples.Exploding())
+    with pytest.raises(Exception, match="exploded on purpose"):
+        ps.compact(df, strategy=strategic_examples.Exploding()).collect()
+
 
 def test_builtin_strategies_pickle():
     import pickle

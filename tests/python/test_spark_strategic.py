@@ -254,6 +254,12 @@ def test_errors_as_in_process(spark):
 
     with pytest.raises(TypeError, match="cannot be pickled"):
         ps.compact(df, strategy=Unpicklable())
+    # An entry stored twice is refused, as in-process, wherever the copies sit.
+    doubled = pa.concat_tables([table, table.slice(7, 1)])
+    with pytest.raises(ValueError, match="not in topic order"):
+        pe.compact(doubled.sort_by([("entry_id", "ascending")]), strategy=LatestWins())
+    with pytest.raises(Exception, match="not in topic order"):
+        ps.compact(spark.createDataFrame(doubled), strategy=LatestWins()).collect()
     # A strategy's error stops the run, as in-process, with its message.
     with pytest.raises(ValueError, match="exploded on purpose"):
         pe.compact(table, strategy=strategic_examples.Exploding())

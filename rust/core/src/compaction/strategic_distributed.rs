@@ -150,7 +150,7 @@ fn pack_positions(positions: &[Position]) -> Vec<u8> {
 }
 
 fn unpack_positions(raw: &[u8]) -> Result<Vec<Position>> {
-    if raw.len() % 16 != 0 {
+    if !raw.len().is_multiple_of(16) {
         return Err(EntryError::Input(format!(
             "`chunks` holds {} bytes, not a multiple of 16",
             raw.len()
@@ -180,6 +180,11 @@ fn keyed_chunk(data: &[u8], opts: &CompactOptions) -> Option<(Box<str>, Box<str>
     Some((key.into(), chunk.uuid.into(), chunk.chunk_id))
 }
 
+/// Receives a complete keyed message: key, position, value (`None`: a
+/// tombstone), chunk positions.
+type OnMessage<'a> =
+    dyn FnMut(&str, Position, Option<&[u8]>, Option<&[Position]>) -> Result<()> + 'a;
+
 /// Reads one entry as the in-process phase one does: keyed messages go to
 /// `on_message`, entry plans (kept whole, retained key-less slots, chunks of a
 /// message that failed to decompress) to `plans`. Returns whether the entry
@@ -190,7 +195,7 @@ fn read_entry(
     key: EntryKey,
     data: &[u8],
     plans: &mut RowBuilder,
-    on_message: &mut dyn FnMut(&str, Position, Option<&[u8]>, Option<&[Position]>) -> Result<()>,
+    on_message: &mut OnMessage<'_>,
 ) -> Result<bool> {
     let mut null_kept = Vec::new();
     let mut failed_chunks = Vec::new();

@@ -423,6 +423,18 @@ class NativeStrategy:
         allow_version_gaps: bool = True,
         first_version: Optional[int] = None,
     ) -> NativeStrategy: ...
+    def __init__(
+        self,
+        kind: str,
+        transitions: Optional[Mapping[str, Sequence[str]]] = None,
+        initial_state: str = "Init",
+        allow_version_gaps: bool = True,
+        first_version: Optional[int] = None,
+    ) -> None:
+        """Rebuilds a built-in from its constructor's arguments (``kind`` is
+        ``"latest_wins"``, ``"first_wins"`` or ``"versioned_state"``); what
+        pickling stores, so strategies travel to Spark executors."""
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
     def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool: ...
 
 class SurvivorFolder:
@@ -435,6 +447,66 @@ class SurvivorFolder:
         """Survivors of the keys completed by these rows (the last key stays open)."""
     def finish(self) -> pa.Table:
         """Survivors of the last key."""
+
+class StrategicPartitionPass:
+    """Strategic compaction, phase one over one Spark partition's entries in
+    topic order (each partition a contiguous range of its topic partitions).
+
+    Rows ``kind, partition, key, uuid, ledger_id, entry_id, batch_index,
+    value, chunks, note``: ``kind`` 2 is a complete keyed message (``value``
+    null for a tombstone; ``chunks`` packs a chunked message's chunk positions
+    as big-endian int64 pairs), 3 a plan for an entry (a slot to keep, or the
+    whole entry with ``note``), 1 a chunk the partition cannot finish (its
+    entry bytes in ``value``), 0 a restart marker (a message's first chunk 0
+    in the partition)."""
+
+    def __init__(
+        self,
+        *,
+        order: str = "publish",
+        retain_null_key: bool = False,
+        verify_checksum: bool = True,
+        max_uncompressed_size: int = ...,
+    ) -> None:
+        """Raises ``ValueError`` for ``order="event_time"``, as the in-process strategic compactor."""
+    def push(self, entries: Any) -> pa.Table:
+        """Rows for these entries (the next ones of the partition, in topic order)."""
+    def finish(self) -> pa.Table:
+        """The chunks of messages still assembling at the partition's end."""
+
+class StrategicFolder:
+    """Folds the partition pass's rows, shuffled by ``(partition, key)`` and
+    sorted by ``(partition, key, ledger_id, entry_id, batch_index, kind)``,
+    with ``strategy`` (what :func:`pulsar_entries.strategies.native_strategy`
+    returns), one key at a time: leftover chunks are assembled, every complete
+    message folded as in-process, and each key's survivors given as plan rows
+    (``value`` a merged value or null). Plan rows pass through."""
+
+    def __init__(
+        self,
+        strategy: Any,
+        *,
+        order: str = "publish",
+        retain_null_key: bool = False,
+        verify_checksum: bool = True,
+        max_uncompressed_size: int = ...,
+    ) -> None: ...
+    def push(self, rows: Any) -> pa.Table:
+        """Plans of the keys completed by these rows (the last key stays open).
+        A strategy's exception is raised as is."""
+    def finish(self) -> pa.Table:
+        """Plans of the last key."""
+
+def strategic_rebuild(
+    entries: Any,
+    *,
+    verify_checksum: bool = True,
+    max_uncompressed_size: int = ...,
+) -> pa.Table:
+    """Strategic phase two: entries ``(ledger_id, entry_id, partition, data)``
+    with ``note`` (keep the entry whole, with this error text) and ``slots``
+    (a list of ``(batch_index, value)`` structs, ``value`` a merged value or
+    null) → compacted entries ``(ledger_id, entry_id, partition, data, error)``."""
 
 def compaction_candidates(
     entries: Any,

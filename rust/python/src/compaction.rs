@@ -20,6 +20,9 @@ use pulsar_entries_core::compaction::position::{
     entry_summary, last_in_compacted_entry, last_in_topic_entry, Source, MARKER_TXN_ABORT,
 };
 use pulsar_entries_core::compaction::strategic::{StrategicCompactor, StrategicStats};
+use pulsar_entries_core::compaction::strategic_distributed::{
+    rebuild as strategic_rebuild_batch, rebuild_schema, row_schema, PartitionPass, StrategicFold,
+};
 use pulsar_entries_core::compaction::strategy::{
     service_unit_transitions, FirstWins, LatestWins, Strategy, VersionedState,
 };
@@ -81,6 +84,21 @@ fn table<'py>(
 #[derive(Clone)]
 pub struct NativeStrategy {
     kind: Builtin,
+    /// The constructor's arguments, for pickling (Spark ships strategies to executors).
+    args: StrategyArgs,
+}
+
+/// `(kind, transitions, initial_state, allow_version_gaps, first_version)`.
+type StrategyArgs = (
+    String,
+    Option<HashMap<String, Vec<String>>>,
+    String,
+    bool,
+    Option<i64>,
+);
+
+fn builtin_args(kind: &str) -> StrategyArgs {
+    (kind.to_owned(), None, "Init".to_owned(), true, None)
 }
 
 #[derive(Clone)]
@@ -106,6 +124,7 @@ impl NativeStrategy {
     fn latest_wins() -> Self {
         NativeStrategy {
             kind: Builtin::LatestWins,
+            args: builtin_args("latest_wins"),
         }
     }
 
@@ -113,6 +132,7 @@ impl NativeStrategy {
     fn first_wins() -> Self {
         NativeStrategy {
             kind: Builtin::FirstWins,
+            args: builtin_args("first_wins"),
         }
     }
 
@@ -126,6 +146,13 @@ impl NativeStrategy {
         allow_version_gaps: bool,
         first_version: Option<i64>,
     ) -> Self {
+        let args = (
+            "versioned_state".to_owned(),
+            transitions.clone(),
+            initial_state.to_owned(),
+            allow_version_gaps,
+            first_version,
+        );
         let v = match transitions {
             None => VersionedState::new(
                 service_unit_transitions(),
@@ -144,7 +171,37 @@ impl NativeStrategy {
         };
         NativeStrategy {
             kind: Builtin::Versioned(v),
+            args,
         }
+    }
+
+    /// Rebuilds a strategy from its constructor's arguments (what pickling stores).
+    #[new]
+    #[pyo3(signature = (kind, transitions=None, initial_state="Init", allow_version_gaps=true, first_version=None))]
+    fn new(
+        kind: &str,
+        transitions: Option<HashMap<String, Vec<String>>>,
+        initial_state: &str,
+        allow_version_gaps: bool,
+        first_version: Option<i64>,
+    ) -> PyResult<Self> {
+        match kind {
+            "latest_wins" => Ok(Self::latest_wins()),
+            "first_wins" => Ok(Self::first_wins()),
+            "versioned_state" => Ok(Self::versioned_state(
+                transitions,
+                initial_state,
+                allow_version_gaps,
+                first_version,
+            )),
+            other => Err(PyValueError::new_err(format!(
+                "unknown built-in strategy {other:?}; expected latest_wins, first_wins or versioned_state"
+            ))),
+        }
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, pyo3::types::PyType>, StrategyArgs) {
+        (slf.get_type(), slf.get().args.clone())
     }
 
     /// The strategy's decision on raw values (`None` is a tombstone).
@@ -204,6 +261,27 @@ impl Strategy for PyStrategy {
                 .map_err(|e| self.fail(e))
         })
     }
+}
+
+/// The native form of what `pulsar_entries.strategies.native_strategy` returns.
+fn strategy_instance(
+    s: Bound<'_, PyAny>,
+    failure: &Arc<Mutex<Option<PyErr>>>,
+) -> PyResult<Box<dyn Strategy + Send + Sync>> {
+    if let Ok(native) = s.cast::<NativeStrategy>() {
+        return Ok(native.get().instance());
+    }
+    if !s.hasattr("keep_left_raw")? {
+        return Err(PyTypeError::new_err(
+            "strategy must be built by pulsar_entries.strategies (an adapter with keep_left_raw)",
+        ));
+    }
+    let merge_enabled = s.getattr("merge_enabled")?.is_truthy()?;
+    Ok(Box::new(PyStrategy {
+        adapter: s.unbind(),
+        merge_enabled,
+        failure: failure.clone(),
+    }))
 }
 
 // ---------------------------------------------------------------- compactor
@@ -276,26 +354,10 @@ impl CompactorPy {
         let failure = Arc::new(Mutex::new(None));
         let inner = match strategy {
             None => Inner::Plain(Compactor::new(opts)),
-            Some(s) => {
-                let instance: Box<dyn Strategy + Send + Sync> = if let Ok(native) =
-                    s.cast::<NativeStrategy>()
-                {
-                    native.get().instance()
-                } else {
-                    if !s.hasattr("keep_left_raw")? {
-                        return Err(PyTypeError::new_err(
-                                "strategy must be built by pulsar_entries.strategies (an adapter with keep_left_raw)",
-                            ));
-                    }
-                    let merge_enabled = s.getattr("merge_enabled")?.is_truthy()?;
-                    Box::new(PyStrategy {
-                        adapter: s.unbind(),
-                        merge_enabled,
-                        failure: failure.clone(),
-                    })
-                };
-                Inner::Strategic(StrategicCompactor::new(opts, instance).map_err(value_error)?)
-            }
+            Some(s) => Inner::Strategic(
+                StrategicCompactor::new(opts, strategy_instance(s, &failure)?)
+                    .map_err(value_error)?,
+            ),
         };
         Ok(CompactorPy { inner, failure })
     }
@@ -452,6 +514,152 @@ pub fn rebuild_entries<'py>(
         })
         .map_err(value_error)?;
     table(py, out, output_schema(with_partition))
+}
+
+// ---------------------------------------------------------------- strategic Spark blocks
+
+/// Phase one of strategic compaction over one Spark partition's entries, in
+/// topic order: message, plan and leftover-chunk rows (see
+/// `pulsar_entries.spark_strategic`).
+#[pyclass(module = "pulsar_entries._native")]
+pub struct StrategicPartitionPass {
+    inner: PartitionPass,
+}
+
+#[pymethods]
+impl StrategicPartitionPass {
+    #[new]
+    #[pyo3(signature = (*, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+    fn new(
+        order: &str,
+        retain_null_key: bool,
+        verify_checksum: bool,
+        max_uncompressed_size: usize,
+    ) -> PyResult<Self> {
+        let opts = options(
+            order,
+            retain_null_key,
+            verify_checksum,
+            max_uncompressed_size,
+        )?;
+        Ok(StrategicPartitionPass {
+            inner: PartitionPass::new(opts).map_err(value_error)?,
+        })
+    }
+
+    fn push<'py>(
+        &mut self,
+        py: Python<'py>,
+        entries: AnyRecordBatch,
+    ) -> PyArrowResult<Bound<'py, PyAny>> {
+        let batches = read_all(entries)?;
+        let inner = &mut self.inner;
+        let out = py
+            .detach(move || {
+                batches
+                    .iter()
+                    .map(|b| inner.push(b))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(value_error)?;
+        table(py, out, row_schema())
+    }
+
+    /// The chunks of messages still assembling at the partition's end.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyArrowResult<Bound<'py, PyAny>> {
+        let out = self.inner.finish();
+        table(py, vec![out], row_schema())
+    }
+}
+
+/// Folds strategic rows sorted by `(partition, key, ledger_id, entry_id,
+/// batch_index, kind)` with a strategy into plan rows, one key at a time.
+#[pyclass(module = "pulsar_entries._native")]
+pub struct StrategicFolder {
+    inner: StrategicFold<Box<dyn Strategy + Send + Sync>>,
+    failure: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl StrategicFolder {
+    fn raise(&self, e: EntryError) -> PyErr {
+        match self.failure.lock().unwrap().take() {
+            Some(original) => original,
+            None => value_error(e),
+        }
+    }
+}
+
+#[pymethods]
+impl StrategicFolder {
+    #[new]
+    #[pyo3(signature = (strategy, *, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+    fn new(
+        strategy: Bound<'_, PyAny>,
+        order: &str,
+        retain_null_key: bool,
+        verify_checksum: bool,
+        max_uncompressed_size: usize,
+    ) -> PyResult<Self> {
+        let opts = options(
+            order,
+            retain_null_key,
+            verify_checksum,
+            max_uncompressed_size,
+        )?;
+        let failure = Arc::new(Mutex::new(None));
+        let instance = strategy_instance(strategy, &failure)?;
+        Ok(StrategicFolder {
+            inner: StrategicFold::new(opts, instance).map_err(value_error)?,
+            failure,
+        })
+    }
+
+    fn push<'py>(
+        &mut self,
+        py: Python<'py>,
+        rows: AnyRecordBatch,
+    ) -> PyArrowResult<Bound<'py, PyAny>> {
+        let batches = read_all(rows)?;
+        let inner = &mut self.inner;
+        let out = py.detach(move || {
+            batches
+                .iter()
+                .map(|b| inner.push(b))
+                .collect::<Result<Vec<_>, _>>()
+        });
+        let out = out.map_err(|e| self.raise(e))?;
+        table(py, out, row_schema())
+    }
+
+    /// Plans of the last key.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyArrowResult<Bound<'py, PyAny>> {
+        let out = self.inner.finish();
+        table(py, vec![out], row_schema())
+    }
+}
+
+/// Phase two of strategic compaction: entries with a `note` and a `slots`
+/// list column → compacted entries (with `partition`).
+#[pyfunction]
+#[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+pub fn strategic_rebuild<'py>(
+    py: Python<'py>,
+    entries: AnyRecordBatch,
+    verify_checksum: bool,
+    max_uncompressed_size: usize,
+) -> PyArrowResult<Bound<'py, PyAny>> {
+    let opts = options("publish", false, verify_checksum, max_uncompressed_size)?;
+    let batches = read_all(entries)?;
+    let out = py
+        .detach(|| -> Result<Vec<RecordBatch>, EntryError> {
+            let mut out = Vec::new();
+            for b in &batches {
+                out.extend(strategic_rebuild_batch(b, &opts)?);
+            }
+            Ok(out)
+        })
+        .map_err(value_error)?;
+    table(py, out, rebuild_schema())
 }
 
 // ---------------------------------------------------------------- ledger records
@@ -993,6 +1201,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CompactorPy>()?;
     m.add_class::<NativeStrategy>()?;
     m.add_class::<SurvivorFolder>()?;
+    m.add_class::<StrategicPartitionPass>()?;
+    m.add_class::<StrategicFolder>()?;
+    m.add_function(wrap_pyfunction!(strategic_rebuild, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(rebuild_entries, m)?)?;
     m.add_function(wrap_pyfunction!(to_ledger_records, m)?)?;

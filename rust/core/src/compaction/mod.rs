@@ -30,6 +30,7 @@ pub mod position;
 pub mod rebatch;
 pub mod scan;
 pub mod strategic;
+pub mod strategic_distributed;
 pub mod strategy;
 
 use std::fmt;

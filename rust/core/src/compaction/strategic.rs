@@ -46,19 +46,20 @@ use super::scan::{batch_records, is_readable_batch};
 use super::strategy::Strategy;
 use super::{CompactOptions, Order, Position};
 
+/// A key's kept value (shared with the distributed fold).
 #[derive(Debug)]
-struct Kept {
-    position: Position,
-    value: Vec<u8>,
-    merged: bool,
+pub(crate) struct Kept {
+    pub(crate) position: Position,
+    pub(crate) value: Vec<u8>,
+    pub(crate) merged: bool,
     /// Every chunk of an unmerged chunked survivor.
-    chunks: Option<Vec<Position>>,
+    pub(crate) chunks: Option<Vec<Position>>,
 }
 
-type Keys = HashMap<(i32, Box<str>), Kept, RandomState>;
+pub(crate) type Keys = HashMap<(i32, Box<str>), Kept, RandomState>;
 
 /// Survivor of one slot: the original value, or a merged one.
-type Slot = (i32, Option<Vec<u8>>);
+pub(crate) type Slot = (i32, Option<Vec<u8>>);
 
 #[derive(Debug)]
 enum Plan {
@@ -280,7 +281,7 @@ impl<S: Strategy> StrategicCompactor<S> {
 /// Folds one keyed message through the strategy (`StrategicTwoPhaseCompactor`
 /// phase one, plus the merge hook).
 #[allow(clippy::too_many_arguments)]
-fn process<S: Strategy>(
+pub(crate) fn process<S: Strategy>(
     keys: &mut Keys,
     strategy: &mut S,
     stats: &mut StrategicStats,
@@ -337,7 +338,7 @@ fn protobuf_error(
 }
 
 /// Phase two for one entry: `Some(None)` copies it, `Some(Some(bytes))` writes a new entry.
-fn write_entry(
+pub(crate) fn write_entry(
     decompressor: &mut Decompressor,
     data: &[u8],
     slots: &[Slot],

@@ -103,10 +103,10 @@ def test_compact_and_last_id(tmp_path, capsys, engine, spark):
         assert main(["--engine", engine, *args]) == 0
         got = pq.read_table(out / "compacted").select(want.column_names)
         assert got.equals(pe.compact(topic.entries, order="event_time", retain_null_key=True))
-        assert main(["--engine", engine, "compact", str(tmp_path / "topic"), str(out), "--strategy", "first-wins"]) == 0
-        got = pq.read_table(out / "compacted").select(want.column_names)
-        assert got.equals(pe.compact(topic.entries, strategy=pe.strategies.FirstWins()))
-        assert main(["compact", str(tmp_path / "topic"), str(out), "--strategy", "nope"]) == 1
+    assert main(["--engine", engine, "compact", str(tmp_path / "topic"), str(out), "--strategy", "first-wins"]) == 0
+    got = pq.read_table(out / "compacted").select(want.column_names)
+    assert got.equals(pe.compact(topic.entries, strategy=pe.strategies.FirstWins()))
+    assert main(["compact", str(tmp_path / "topic"), str(out), "--strategy", "nope"]) == 1
     capsys.readouterr()
     # Without readCompacted the topic's own tail answers.
     args = ["last-id", str(out / "compacted"), "--topic", str(tmp_path / "topic" / "b.parquet"), "--no-read-compacted"]

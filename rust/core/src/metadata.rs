@@ -38,12 +38,34 @@ impl<'a> Properties<'a> {
             while let Ok(Some((f, v, _))) = reader.next_field() {
                 if f == field {
                     if let Value::Bytes(b) = v {
-                        return parse_key_value(b, 0, Space::Entry).ok();
+                        return Some(validated_key_value(b));
                     }
                 }
             }
             None
         })
+    }
+}
+
+/// Re-reads a KeyValue that `parse_key_value` accepted when its view was
+/// parsed: no UTF-8 re-validation, no error paths.
+fn validated_key_value(buf: &[u8]) -> (&str, &str) {
+    let mut r = Reader::new(buf, 0, Space::Entry, "KeyValue");
+    let (mut key, mut value): (&[u8], &[u8]) = (b"", b"");
+    while let Ok(Some((field, v, _))) = r.next_field() {
+        match (field, v) {
+            (1, Value::Bytes(b)) => key = b,
+            (2, Value::Bytes(b)) => value = b,
+            _ => {}
+        }
+    }
+    // SAFETY: both strings passed `std::str::from_utf8` in `parse_key_value`
+    // when the owning view was built from these same bytes.
+    unsafe {
+        (
+            std::str::from_utf8_unchecked(key),
+            std::str::from_utf8_unchecked(value),
+        )
     }
 }
 

@@ -45,6 +45,8 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub fn error(&self, at: usize, reason: impl Into<String>) -> EntryError {
         EntryError::Protobuf {
             message: self.message,
@@ -54,8 +56,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[inline]
+    /// One-byte varints (every tag and small value of ours) take the fast path.
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64> {
+        if let Some(&byte) = self.buf.get(self.pos) {
+            if byte < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(byte));
+            }
+        }
+        self.varint_slow()
+    }
+
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u64> {
         let start = self.pos;
         let mut value: u64 = 0;
         for i in 0..10 {
@@ -74,24 +88,31 @@ impl<'a> Reader<'a> {
         Err(self.error(start, "varint longer than 10 bytes"))
     }
 
+    #[inline(always)]
     fn take(&mut self, n: usize, start: usize) -> Result<&'a [u8]> {
-        match self.buf.get(self.pos..self.pos.saturating_add(n)) {
-            Some(slice) if self.pos.checked_add(n).is_some() => {
-                self.pos += n;
-                Ok(slice)
-            }
-            _ => Err(self.error(
-                start,
-                format!(
-                    "field length {n} runs past the end ({} bytes left)",
-                    self.buf.len() - self.pos
-                ),
-            )),
+        if n <= self.buf.len() - self.pos {
+            let slice = &self.buf[self.pos..self.pos + n];
+            self.pos += n;
+            Ok(slice)
+        } else {
+            Err(self.take_error(n, start))
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn take_error(&self, n: usize, start: usize) -> EntryError {
+        self.error(
+            start,
+            format!(
+                "field length {n} runs past the end ({} bytes left)",
+                self.buf.len() - self.pos
+            ),
+        )
+    }
+
     /// The next `(field_number, value, field_start)`, or `None` at the end.
-    #[inline]
+    #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>, usize)>> {
         if self.pos >= self.buf.len() {
             return Ok(None);

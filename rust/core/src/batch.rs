@@ -41,6 +41,7 @@ fn recycle<'b>(mut v: Vec<BatchRecord<'_>>) -> Vec<BatchRecord<'b>> {
 /// Smallest possible record: a size word and a 2-byte SingleMessageMetadata.
 const MIN_RECORD: usize = 6;
 
+#[inline(always)]
 fn read_record(
     buf: &[u8],
     pos: usize,

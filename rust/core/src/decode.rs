@@ -767,9 +767,10 @@ impl Decoder {
         self.columns.append(id, entry, None, RowKind::Error(error));
     }
 
-    /// Cuts the pending rows into a finished batch.
-    fn flush(&mut self) {
-        let next = Columns::new(self.value_hint);
+    /// Cuts the pending rows into a finished batch; the next one reserves
+    /// `value_bytes` for its values.
+    fn flush(&mut self, value_bytes: usize) {
+        let next = Columns::new(value_bytes);
         let batch = std::mem::replace(&mut self.columns, next).finish();
         self.done.push(batch);
     }
@@ -777,7 +778,7 @@ impl Decoder {
     /// Appends the rows of one entry. `data: None` (a null cell) is an error row.
     pub fn decode_entry(&mut self, id: EntryId, data: Option<&[u8]>) {
         if self.columns.bytes >= FLUSH_BYTES {
-            self.flush();
+            self.flush(self.value_hint);
         }
         let Some(data) = data else {
             self.append_error(id, None, "entry data is null");
@@ -981,7 +982,8 @@ impl Decoder {
     /// Transactions still open at this point keep status `unknown`.
     pub fn finish(&mut self) -> Vec<RecordBatch> {
         if self.columns.rows > 0 || self.done.is_empty() {
-            self.flush();
+            // Sized by the next `decode_record_batch`, if any.
+            self.flush(0);
         }
         let mut from = 0;
         let batches = std::mem::take(&mut self.done)

@@ -959,7 +959,7 @@ impl Decoder {
         // stored size up front saves the small doublings. Measured: reserving
         // 2x instead made glibc map and unmap the buffer on every same-sized
         // decode (~1,000 page faults per 4 MB output; decode NONE b1000
-        // 0.75 -> 3 ms), reserving nothing costs 5-15 %.
+        // 0.75 -> 3 ms), reserving nothing costs 3-13 %.
         let stored = input
             .column_by_name("data")
             .map_or(0, |d| d.get_buffer_memory_size());

@@ -739,6 +739,11 @@ pub struct Decoder {
     spans: Vec<Span>,
     /// Value bytes to reserve for the next output batch.
     value_hint: usize,
+    /// Input bytes decoded into the pending rows, and input bytes of the
+    /// current record batch still to come: they project the value bytes
+    /// still to come when the value buffer must grow.
+    in_done: usize,
+    in_left: usize,
 }
 
 impl Decoder {
@@ -759,6 +764,8 @@ impl Decoder {
             records: RecordBuf::default(),
             spans: Vec::new(),
             value_hint: 0,
+            in_done: 0,
+            in_left: 0,
         }
     }
 
@@ -770,6 +777,7 @@ impl Decoder {
     /// Cuts the pending rows into a finished batch; the next one reserves
     /// `value_bytes` for its values.
     fn flush(&mut self, value_bytes: usize) {
+        self.in_done = 0;
         let next = Columns::new(value_bytes);
         let batch = std::mem::replace(&mut self.columns, next).finish();
         self.done.push(batch);
@@ -784,6 +792,8 @@ impl Decoder {
             self.append_error(id, None, "entry data is null");
             return;
         };
+        self.in_done += data.len();
+        self.in_left = self.in_left.saturating_sub(data.len());
         let entry = match EntryView::parse(data, self.opts.verify_checksum) {
             Ok(entry) => entry,
             Err(e) => {
@@ -907,10 +917,23 @@ impl Decoder {
             txn,
             records,
             spans,
+            in_done,
+            in_left,
             ..
         } = self;
         let md = &entry.metadata;
         let at = columns.value.end();
+        if codec != Codec::None && size as usize <= opts.max_uncompressed_size {
+            // Grow once, to what the rest of the input projects at this
+            // entry's expansion so far, instead of doubling (each doubling
+            // copies the column or faults in fresh pages).
+            let need = at + size as usize;
+            let data = &mut columns.value.data;
+            if data.capacity() < need {
+                let rest = (need as u128 * *in_left as u128 / (*in_done).max(1) as u128) as usize;
+                data.reserve(need + rest.min(FLUSH_BYTES) - data.len());
+            }
+        }
         let staged = codec != Codec::None;
         // Out of the column while records borrow it; put back on every path.
         let mut data = std::mem::take(&mut columns.value.data);
@@ -964,6 +987,7 @@ impl Decoder {
             .column_by_name("data")
             .map_or(0, |d| d.get_buffer_memory_size());
         self.value_hint = stored.min(FLUSH_BYTES);
+        self.in_left = stored;
         if self.columns.rows == 0 && self.columns.value.data.capacity() < self.value_hint {
             self.columns.value.data.reserve(self.value_hint);
         }

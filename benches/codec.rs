@@ -740,8 +740,9 @@ fn measured(n: usize, f: &mut dyn FnMut() -> usize) -> usize {
 /// that `valgrind --tool=callgrind --toggle-collect='*measured*'` gives its
 /// exact instruction count per call, whatever else the machine is doing.
 /// Ops: `mm_{prost,view}_{typical,rich}`, `smm_{prost,view}_{plain,keyed}`,
-/// `split_{plain,keyed}_b{10,100,1000}`, `decode_<codec>_b<n>` and
-/// `lz4_decompress_only_b<n>` (the `decode_to_arrow` cases).
+/// `split_{plain,keyed}_b{10,100,1000}`, `decode_<codec>_b<n>`,
+/// `lz4_decompress_only_b<n>` and `lz4_parse_decompress_b<n>` (the
+/// `decode_to_arrow` cases).
 fn count_mode(spec: &str) {
     let (op, n) = spec.split_once(':').expect("CODEC_BENCH_COUNT=<op>:<n>");
     let n: usize = n.parse().expect("iteration count");
@@ -809,6 +810,8 @@ fn count_mode(spec: &str) {
     } else {
         let (kind, name) = if let Some(name) = op.strip_prefix("lz4_decompress_only_") {
             ("decompress", format!("lz4_{name}"))
+        } else if let Some(name) = op.strip_prefix("lz4_parse_decompress_") {
+            ("parse_decompress", format!("lz4_{name}"))
         } else {
             (
                 "decode",
@@ -824,6 +827,33 @@ fn count_mode(spec: &str) {
                 decode_record_batch(black_box(&case.input), DecodeOptions::default())
                     .unwrap()
                     .len()
+            })
+        } else if kind == "parse_decompress" {
+            let data = case
+                .input
+                .column_by_name("data")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<BinaryArray>()
+                .unwrap()
+                .clone();
+            measured(n, &mut || {
+                let mut total = 0;
+                for e in data.iter().flatten() {
+                    let v = EntryView::parse(black_box(e), true).unwrap();
+                    let size = v.metadata.uncompressed_size.unwrap();
+                    total += d
+                        .decompress(
+                            Codec::Lz4,
+                            v.payload,
+                            size,
+                            DEFAULT_MAX_UNCOMPRESSED_SIZE,
+                            0,
+                        )
+                        .unwrap()
+                        .len();
+                }
+                total
             })
         } else {
             measured(n, &mut || {

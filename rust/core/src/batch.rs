@@ -16,9 +16,32 @@ pub struct BatchRecord<'a> {
     pub record: &'a [u8],
 }
 
+/// A reusable list of records: its allocation outlives the buffers that the
+/// records of one entry borrow, so a scan allocates it once, not per entry.
+#[derive(Default)]
+pub struct RecordBuf(Vec<BatchRecord<'static>>);
+
+impl RecordBuf {
+    /// Runs `f` with the (empty) list, typed for the buffer at hand.
+    pub fn with<'a, R>(&mut self, f: impl FnOnce(&mut Vec<BatchRecord<'a>>) -> R) -> R {
+        let mut list = recycle(std::mem::take(&mut self.0));
+        let result = f(&mut list);
+        self.0 = recycle(list);
+        result
+    }
+}
+
+/// Empties `v` and re-types it; the in-place `collect` keeps the allocation
+/// (same layout, nothing to convert).
+fn recycle<'b>(mut v: Vec<BatchRecord<'_>>) -> Vec<BatchRecord<'b>> {
+    v.clear();
+    v.into_iter().map(|_| unreachable!()).collect()
+}
+
 /// Smallest possible record: a size word and a 2-byte SingleMessageMetadata.
 const MIN_RECORD: usize = 6;
 
+#[inline(always)]
 fn read_record(
     buf: &[u8],
     pos: usize,
@@ -273,6 +296,27 @@ mod tests {
             err.to_string(),
             "batch record 0 at batch-buffer offset 0: num_messages_in_batch is 0: the batch holds no message"
         );
+    }
+
+    #[test]
+    fn record_buf_keeps_its_allocation() {
+        let h = unhex("0a0170100018015802");
+        let h = MessageMetadataView::parse(&h, 0).unwrap();
+        let buf = [record(b"a", false), record(b"b", false)].concat();
+        let mut records = RecordBuf::default();
+        let n = records.with(|list| {
+            split_batch(&buf, &h, list).unwrap();
+            list.len()
+        });
+        assert_eq!(n, 2);
+        let cap = records.0.capacity();
+        assert!(cap >= 2 && records.0.is_empty());
+        let copy = buf.clone();
+        records.with(|list| {
+            assert!(list.is_empty() && list.capacity() == cap);
+            split_batch(&copy, &h, list).unwrap();
+        });
+        assert_eq!(records.0.capacity(), cap);
     }
 
     #[test]

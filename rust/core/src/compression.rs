@@ -108,6 +108,12 @@ impl Default for Decompressor {
     }
 }
 
+/// An LZ4 block expands at most 255:1 (each extra length byte adds 255), plus
+/// a few literal bytes; a larger `uncompressed_size` cannot be right.
+fn lz4_max_output(input_len: usize) -> usize {
+    input_len.saturating_mul(255).saturating_add(64)
+}
+
 impl Decompressor {
     /// Decompresses `input` (which starts at entry offset `offset`) into
     /// exactly `size` bytes. `Codec::None` returns `input` without copying.
@@ -122,6 +128,31 @@ impl Decompressor {
         if codec == Codec::None {
             return Ok(input);
         }
+        let mut out = std::mem::take(&mut self.out);
+        let result = self.decompress_at(codec, input, size, limit, offset, &mut out, 0);
+        self.out = out;
+        let size = result?;
+        Ok(&self.out[..size])
+    }
+
+    /// Decompresses `input` into `out[at..at + size]`, growing `out` (zero-filled)
+    /// only past its current length, so a buffer reused across entries is zeroed
+    /// once. Returns `size`. Bytes of `out` past `at` are unspecified on error.
+    /// `Codec::None` copies `input`.
+    ///
+    /// The size is checked against `limit` (and, for LZ4, against what the
+    /// input could possibly expand to) before anything is allocated.
+    #[allow(clippy::too_many_arguments)]
+    pub fn decompress_at(
+        &mut self,
+        codec: Codec,
+        input: &[u8],
+        size: u32,
+        limit: usize,
+        offset: usize,
+        out: &mut Vec<u8>,
+        at: usize,
+    ) -> Result<usize> {
         let size = size as usize;
         if size > limit {
             return Err(EntryError::TooLarge {
@@ -136,22 +167,19 @@ impl Decompressor {
             offset,
             reason,
         };
+        // Checks that need only the input come before the buffer grows.
         match codec {
-            Codec::None => unreachable!(),
-            Codec::Lz4 => {
-                // Grow (and zero) only past the high-water mark: re-zeroing a reused
-                // buffer per entry would cost a visible share of LZ4's throughput.
-                if self.out.len() < size {
-                    self.out.resize(size, 0);
-                }
-                let n = lz4_flex::block::decompress_into(input, &mut self.out[..size])
-                    .map_err(|e| fail(e.to_string()))?;
-                if n != size {
-                    return Err(fail(format!(
-                        "produced {n} bytes, uncompressed_size is {size}"
-                    )));
-                }
-                Ok(&self.out[..size])
+            Codec::None if input.len() != size => {
+                return Err(fail(format!(
+                    "payload holds {} bytes, uncompressed_size is {size}",
+                    input.len()
+                )))
+            }
+            Codec::Lz4 if size > lz4_max_output(input.len()) => {
+                return Err(fail(format!(
+                    "uncompressed_size {size} is more than a {}-byte LZ4 block can hold",
+                    input.len()
+                )))
             }
             Codec::Snappy => {
                 let n = snap::raw::decompress_len(input).map_err(|e| fail(e.to_string()))?;
@@ -160,13 +188,48 @@ impl Decompressor {
                         "block holds {n} bytes, uncompressed_size is {size}"
                     )));
                 }
-                if self.out.len() < size {
-                    self.out.resize(size, 0);
-                }
-                snap::raw::Decoder::new()
-                    .decompress(input, &mut self.out[..size])
+            }
+            _ => {}
+        }
+        let end = at
+            .checked_add(size)
+            .ok_or_else(|| fail("output offset overflow".into()))?;
+        if out.len() < end {
+            out.resize(end, 0);
+        }
+        self.decompress_into(codec, input, &mut out[at..end], offset)?;
+        Ok(size)
+    }
+
+    /// Fills `out` (exactly the uncompressed size) from `input`.
+    fn decompress_into(
+        &mut self,
+        codec: Codec,
+        input: &[u8],
+        out: &mut [u8],
+        offset: usize,
+    ) -> Result<()> {
+        let size = out.len();
+        let fail = |reason: String| EntryError::Decompress {
+            codec: codec.name(),
+            offset,
+            reason,
+        };
+        match codec {
+            Codec::None => out.copy_from_slice(input),
+            Codec::Lz4 => {
+                let n = lz4_flex::block::decompress_into(input, out)
                     .map_err(|e| fail(e.to_string()))?;
-                Ok(&self.out[..size])
+                if n != size {
+                    return Err(fail(format!(
+                        "produced {n} bytes, uncompressed_size is {size}"
+                    )));
+                }
+            }
+            Codec::Snappy => {
+                snap::raw::Decoder::new()
+                    .decompress(input, out)
+                    .map_err(|e| fail(e.to_string()))?;
             }
             Codec::Zstd => {
                 let zstd = match &mut self.zstd {
@@ -175,63 +238,59 @@ impl Decompressor {
                         .zstd
                         .insert(zstd::bulk::Decompressor::new().map_err(|e| fail(e.to_string()))?),
                 };
-                self.out.clear();
-                self.out.reserve_exact(size);
-                // Writes into the spare capacity: no zero-fill, and it cannot
-                // produce more than `size` bytes.
+                // A frame larger than `out` is an error, not a truncation.
                 let n = zstd
-                    .decompress_to_buffer(input, &mut self.out)
+                    .decompress_to_buffer(input, out)
                     .map_err(|e| fail(e.to_string()))?;
                 if n != size {
                     return Err(fail(format!(
                         "produced {n} bytes, uncompressed_size is {size}"
                     )));
                 }
-                Ok(&self.out[..size])
             }
             Codec::Zlib => {
-                self.zlib.reset(true);
-                self.out.clear();
-                self.out.reserve_exact(size);
+                let z = &mut self.zlib;
+                z.reset(true);
                 // Java's Deflater output is sync-flushed and never finished, so stop
                 // at `size` bytes instead of waiting for a stream end / Adler-32.
-                while self.out.len() < size {
-                    let consumed = self.zlib.total_in() as usize;
-                    let before = self.out.len();
-                    let status = self
-                        .zlib
-                        .decompress_vec(&input[consumed..], &mut self.out, FlushDecompress::Sync)
+                let mut produced = 0;
+                while produced < size {
+                    let consumed = z.total_in() as usize;
+                    let status = z
+                        .decompress(
+                            &input[consumed..],
+                            &mut out[produced..],
+                            FlushDecompress::Sync,
+                        )
                         .map_err(|e| fail(e.to_string()))?;
-                    let progressed =
-                        self.out.len() > before || self.zlib.total_in() as usize > consumed;
+                    let now = z.total_out() as usize;
+                    let progressed = now > produced || z.total_in() as usize > consumed;
+                    produced = now;
                     if status == Status::StreamEnd || !progressed {
                         break;
                     }
                 }
-                if self.out.len() != size {
+                if produced != size {
                     return Err(fail(format!(
-                        "stream ended after {} bytes, uncompressed_size is {size}",
-                        self.out.len()
+                        "stream ended after {produced} bytes, uncompressed_size is {size}"
                     )));
                 }
                 // Stricter than Java (which silently truncates): a stream with
                 // output left past `size` means the size field is wrong.
-                let consumed = self.zlib.total_in() as usize;
+                let consumed = z.total_in() as usize;
                 if consumed < input.len() {
                     let mut probe = [0u8; 1];
-                    let before = self.zlib.total_out();
-                    let _ =
-                        self.zlib
-                            .decompress(&input[consumed..], &mut probe, FlushDecompress::Sync);
-                    if self.zlib.total_out() > before {
+                    let before = z.total_out();
+                    let _ = z.decompress(&input[consumed..], &mut probe, FlushDecompress::Sync);
+                    if z.total_out() > before {
                         return Err(fail(format!(
                             "stream holds more than uncompressed_size {size} bytes"
                         )));
                     }
                 }
-                Ok(&self.out[..size])
             }
         }
+        Ok(())
     }
 }
 
@@ -428,6 +487,49 @@ mod tests {
             "uncompressed_size 4294967295 exceeds the limit of 1024 bytes (entry offset 17)"
         );
         assert_eq!(d.out.capacity(), 0);
+        // An LZ4 block of 1 byte cannot hold 1 MiB: refused before the buffer grows.
+        let err = d
+            .decompress(Codec::Lz4, b"\x00", 1 << 20, 1 << 30, 0)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("more than a 1-byte LZ4 block"),
+            "{err}"
+        );
+        assert_eq!(d.out.capacity(), 0);
+        // The largest legal expansion still decodes: 1 MB of zeros.
+        let zeros = vec![0u8; 1 << 20];
+        let c = compress(Codec::Lz4, &zeros).unwrap();
+        assert!(zeros.len() <= lz4_max_output(c.len()));
+        assert_eq!(dec(Codec::Lz4, &c, zeros.len()).unwrap(), zeros);
+    }
+
+    #[test]
+    fn decompress_at_appends_into_a_shared_buffer() {
+        let mut d = Decompressor::default();
+        let mut out = b"head".to_vec();
+        for codec in Codec::ALL {
+            let c = compress(codec, LOREM.as_bytes()).unwrap();
+            let at = out.len();
+            let n = d
+                .decompress_at(
+                    codec,
+                    &c,
+                    524,
+                    DEFAULT_MAX_UNCOMPRESSED_SIZE,
+                    0,
+                    &mut out,
+                    at,
+                )
+                .unwrap();
+            assert_eq!(&out[at..at + n], LOREM.as_bytes(), "{codec}");
+        }
+        assert_eq!(&out[..4], b"head");
+        // Writing below the current length reuses the bytes already there.
+        let c = compress(Codec::Lz4, b"hello").unwrap();
+        let len = out.len();
+        d.decompress_at(Codec::Lz4, &c, 5, 1024, 0, &mut out, 0)
+            .unwrap();
+        assert_eq!((&out[..9], out.len()), (&b"helloorem"[..], len));
     }
 
     #[test]

@@ -13,19 +13,22 @@ use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
     StringBuilder, StructBuilder, TimestampMillisecondBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, BinaryArray, RecordBatch, StringArray};
+use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::arrow_types::{
     properties_builder, properties_type, timestamp_builder as ts, timestamp_type,
 };
 
+use crate::batch::{split_batch, BatchRecord, RecordBuf};
 use crate::compression::{Codec, Decompressor, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use crate::entries::EntryRows;
 use crate::error::{EntryError, Result};
 use crate::frame::EntryView;
+use crate::metadata::MessageMetadataView;
 use crate::processor::{
-    base_offset, marker_message, single_message, EntryContext, Message, MessageHeaders,
+    base_offset, marker_message, pulsar_txn, single_message, EntryContext, Message, MessageHeaders,
     MessageProperties, Processors, PulsarProcessor, Sink, TxnKey, TxnOutcome,
 };
 
@@ -152,7 +155,7 @@ struct Columns {
     ordering_key: BinaryBuilder,
     properties: MapBuilder<StringBuilder, StringBuilder>,
     headers: ListBuilder<StructBuilder>,
-    value: BinaryBuilder,
+    value: ValueColumn,
     compacted_out: BooleanBuilder,
     schema_version: BinaryBuilder,
     compression: StringBuilder,
@@ -192,14 +195,121 @@ fn headers_builder() -> ListBuilder<StructBuilder> {
     )))
 }
 
+/// The `value` column, built by hand so that a payload can be decompressed
+/// straight into its data buffer and compacted there: a value is written
+/// once, by the decompressor, and moved once within cache-hot memory, where
+/// a `BinaryBuilder` would copy it out of a separate decompression buffer.
+struct ValueColumn {
+    /// Committed values up to `end()`; the bytes after it are scratch, zeroed
+    /// once and reused by the next entry's decompression.
+    data: Vec<u8>,
+    offsets: Vec<i32>,
+    nulls: NullBufferBuilder,
+}
+
+impl ValueColumn {
+    fn with_capacity(bytes: usize) -> Self {
+        ValueColumn {
+            data: Vec::with_capacity(bytes),
+            offsets: vec![0],
+            nulls: NullBufferBuilder::new(0),
+        }
+    }
+
+    /// End of the committed values (offsets fit i32: see `FLUSH_BYTES`).
+    #[inline]
+    fn end(&self) -> usize {
+        self.offsets[self.offsets.len() - 1] as usize
+    }
+
+    /// Appends a value copied from elsewhere.
+    #[inline]
+    fn append_copy(&mut self, value: Option<&[u8]>) {
+        let Some(v) = value else {
+            self.offsets.push(self.end() as i32);
+            self.nulls.append_null();
+            return;
+        };
+        let at = self.end();
+        let end = at + v.len();
+        if self.data.len() >= end {
+            self.data[at..end].copy_from_slice(v);
+        } else {
+            self.data.truncate(at);
+            self.data.extend_from_slice(v);
+        }
+        self.offsets.push(end as i32);
+        self.nulls.append_non_null();
+    }
+
+    /// Commits `data[end()..end() + len]` as the next value, or moves
+    /// `data[src..src + len]` there first (`src >= end()`).
+    #[inline]
+    fn commit(&mut self, src: usize, len: usize) {
+        let at = self.end();
+        if src != at {
+            self.data.copy_within(src..src + len, at);
+        }
+        self.offsets.push((at + len) as i32);
+        self.nulls.append_non_null();
+    }
+
+    fn finish(&mut self) -> BinaryArray {
+        let end = self.end();
+        let mut data = std::mem::take(&mut self.data);
+        data.truncate(end);
+        // The capacity reserved from the input's size lives as long as the
+        // array; give it back only when most of it went unused. Shrinking
+        // always would return memory to the OS that the next batch faults in
+        // again (measured: 2x the decode time).
+        if data.capacity() / 3 > data.len() {
+            data.shrink_to_fit();
+        }
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+        BinaryArray::new(offsets, Buffer::from_vec(data), self.nulls.finish())
+    }
+}
+
+/// Where a batch record's value is, while the entry's rows are appended.
+#[derive(Clone, Copy)]
+enum Span {
+    Null,
+    /// Offset in the batch payload and length.
+    At(usize, usize),
+}
+
 /// What a row says beyond the entry: the message, or the error.
 enum RowKind<'m, 'a> {
     Message(&'m Message<'a>, Option<i64>),
     Error(&'m str),
 }
 
+fn prim_n<T: arrow_array::types::ArrowPrimitiveType>(
+    b: &mut arrow_array::builder::PrimitiveBuilder<T>,
+    v: Option<T::Native>,
+    n: usize,
+) {
+    match v {
+        Some(v) => b.append_value_n(v, n),
+        None => b.append_nulls(n),
+    }
+}
+
+fn bytes_n<T: arrow_array::types::ByteArrayType>(
+    b: &mut arrow_array::builder::GenericByteBuilder<T>,
+    v: Option<&T::Native>,
+    n: usize,
+) {
+    match v {
+        Some(v) => b.append_value_n(v, n),
+        None => b.append_nulls(n),
+    }
+}
+
 impl Columns {
-    fn new() -> Self {
+    /// `value_bytes`: expected value bytes, reserved up front.
+    fn new(value_bytes: usize) -> Self {
         Columns {
             ledger_id: Int64Builder::new(),
             entry_id: Int64Builder::new(),
@@ -216,7 +326,7 @@ impl Columns {
             ordering_key: BinaryBuilder::new(),
             properties: properties_builder(),
             headers: headers_builder(),
-            value: BinaryBuilder::new(),
+            value: ValueColumn::with_capacity(value_bytes),
             compacted_out: BooleanBuilder::new(),
             schema_version: BinaryBuilder::new(),
             compression: StringBuilder::new(),
@@ -363,7 +473,7 @@ impl Columns {
                     }
                     None => self.headers.append(false),
                 }
-                self.value.append_option(m.value);
+                // The caller appends the value (copied or already in place).
                 self.compacted_out.append_value(m.compacted_out);
                 self.offset.append_option(offset);
                 self.error.append_null();
@@ -383,12 +493,123 @@ impl Columns {
                     .append(false)
                     .expect("keys and values stay aligned");
                 self.headers.append(false);
-                self.value.append_null();
+                self.value.append_copy(None);
                 self.compacted_out.append_null();
                 self.offset.append_null();
                 self.error.append_value(error);
                 self.bytes += error.len() + 64;
             }
+        }
+    }
+
+    /// The built-in Pulsar processor's rows for one entry, minus `value`: the
+    /// entry-level columns once for all `records` (they are the same for every
+    /// message), then each record's own columns. Row for row this equals
+    /// `batch_message` + [`Columns::append`] (tested below).
+    fn append_pulsar_batch(
+        &mut self,
+        id: EntryId,
+        entry: &EntryView<'_>,
+        codec: Codec,
+        records: &[BatchRecord<'_>],
+    ) {
+        let n = records.len();
+        let md = &entry.metadata;
+        let bem = entry.broker_entry_metadata;
+        self.rows += n;
+        self.ledger_id.append_value_n(id.ledger_id, n);
+        self.entry_id.append_value_n(id.entry_id, n);
+        self.partition.append_value_n(id.partition, n);
+        self.num_messages.append_value_n(md.num_messages(), n);
+        self.producer_name.append_value_n(md.producer_name, n);
+        self.publish_time.append_value_n(md.publish_time as i64, n);
+        bytes_n(&mut self.schema_version, md.schema_version, n);
+        self.compression.append_value_n(codec.name(), n);
+        prim_n(
+            &mut self.uncompressed_size,
+            md.uncompressed_size.map(i64::from),
+            n,
+        );
+        self.encrypted.append_n(n, md.is_encrypted());
+        prim_n(
+            &mut self.broker_timestamp,
+            bem.and_then(|b| b.broker_timestamp).map(|t| t as i64),
+            n,
+        );
+        prim_n(
+            &mut self.broker_index,
+            bem.and_then(|b| b.index).map(|i| i as i64),
+            n,
+        );
+        let chunk = Some(md).filter(|m| m.is_chunk());
+        bytes_n(&mut self.uuid, chunk.and_then(|m| m.uuid), n);
+        prim_n(&mut self.chunk_id, chunk.and_then(|m| m.chunk_id), n);
+        prim_n(
+            &mut self.num_chunks,
+            chunk.and_then(|m| m.num_chunks_from_msg),
+            n,
+        );
+        prim_n(
+            &mut self.total_chunk_size,
+            chunk.and_then(|m| m.total_chunk_msg_size),
+            n,
+        );
+        prim_n(&mut self.marker_type, md.marker_type, n);
+        prim_n(
+            &mut self.txnid_most_bits,
+            md.txnid_most_bits.map(|v| v as i64),
+            n,
+        );
+        prim_n(
+            &mut self.txnid_least_bits,
+            md.txnid_least_bits.map(|v| v as i64),
+            n,
+        );
+        bytes_n(&mut self.replicated_from, md.replicated_from, n);
+        prim_n(&mut self.deliver_at_time, md.deliver_at_time, n);
+        self.processor.append_value_n(PulsarProcessor::NAME, n);
+        self.timestamp_type.append_nulls(n);
+        self.headers.append_nulls(n);
+        self.error.append_nulls(n);
+        let base = base_offset(entry);
+        if base.is_none() {
+            self.offset.append_nulls(n);
+        }
+        // Header fallbacks, as `batch_message` applies them.
+        let null_key_default = md.null_partition_key;
+        let null_value_default = md.null_value;
+        for r in records {
+            let smm = &r.metadata;
+            self.batch_index.append_value(r.index);
+            self.sequence_id
+                .append_value(smm.sequence_id.unwrap_or(md.sequence_id) as i64);
+            self.event_time.append_option(
+                smm.event_time
+                    .or(md.event_time)
+                    .filter(|&t| t != 0)
+                    .map(|t| t as i64),
+            );
+            let null_key = smm.null_partition_key.or(null_key_default) == Some(true);
+            let key = smm.partition_key.filter(|_| !null_key);
+            self.key.append_option(key);
+            self.key_b64_encoded
+                .append_value(smm.partition_key_b64_encoded == Some(true));
+            self.ordering_key.append_option(smm.ordering_key);
+            for (k, v) in smm.properties.iter() {
+                self.properties.keys().append_value(k);
+                self.properties.values().append_value(v);
+                self.bytes += k.len() + v.len();
+            }
+            self.properties
+                .append(true)
+                .expect("keys and values stay aligned");
+            self.compacted_out.append_value(smm.is_compacted_out());
+            if let Some(b) = base {
+                self.offset.append_value(b + i64::from(r.index.max(0)));
+            }
+            let null_value = smm.null_value.or(null_value_default) == Some(true);
+            let value_len = if null_value { 0 } else { r.payload.len() };
+            self.bytes += value_len + key.map_or(0, str::len) + 64;
         }
     }
 
@@ -479,6 +700,21 @@ impl TxnTracker {
         }
     }
 
+    /// `n` rows of messages that belong to `key` (or to no transaction).
+    fn append(&mut self, key: Option<TxnKey>, n: usize) {
+        let first = self.status.len();
+        match key {
+            Some(key) => {
+                self.status.resize(first + n, Self::UNKNOWN);
+                self.pending
+                    .entry(key)
+                    .or_default()
+                    .extend(first..first + n);
+            }
+            None => self.status.resize(first + n, Self::NONE),
+        }
+    }
+
     fn array(&self, from: usize, len: usize) -> ArrayRef {
         let names = [None, Some("unknown"), Some("committed"), Some("aborted")];
         Arc::new(
@@ -498,6 +734,16 @@ pub struct Decoder {
     columns: Columns,
     txn: TxnTracker,
     done: Vec<(Vec<ArrayRef>, usize)>,
+    /// Reused per entry by the built-in Pulsar path.
+    records: RecordBuf,
+    spans: Vec<Span>,
+    /// Value bytes to reserve for the next output batch.
+    value_hint: usize,
+    /// Input bytes decoded into the pending rows, and input bytes of the
+    /// current record batch still to come: they project the value bytes
+    /// still to come when the value buffer must grow.
+    in_done: usize,
+    in_left: usize,
 }
 
 impl Decoder {
@@ -512,9 +758,14 @@ impl Decoder {
             opts,
             processors,
             decompressor: Decompressor::default(),
-            columns: Columns::new(),
+            columns: Columns::new(0),
             txn: TxnTracker::default(),
             done: Vec::new(),
+            records: RecordBuf::default(),
+            spans: Vec::new(),
+            value_hint: 0,
+            in_done: 0,
+            in_left: 0,
         }
     }
 
@@ -523,16 +774,26 @@ impl Decoder {
         self.columns.append(id, entry, None, RowKind::Error(error));
     }
 
+    /// Cuts the pending rows into a finished batch; the next one reserves
+    /// `value_bytes` for its values.
+    fn flush(&mut self, value_bytes: usize) {
+        self.in_done = 0;
+        let next = Columns::new(value_bytes);
+        let batch = std::mem::replace(&mut self.columns, next).finish();
+        self.done.push(batch);
+    }
+
     /// Appends the rows of one entry. `data: None` (a null cell) is an error row.
     pub fn decode_entry(&mut self, id: EntryId, data: Option<&[u8]>) {
         if self.columns.bytes >= FLUSH_BYTES {
-            let batch = self.columns.finish();
-            self.done.push(batch);
+            self.flush(self.value_hint);
         }
         let Some(data) = data else {
             self.append_error(id, None, "entry data is null");
             return;
         };
+        self.in_done += data.len();
+        self.in_left = self.in_left.saturating_sub(data.len());
         let entry = match EntryView::parse(data, self.opts.verify_checksum) {
             Ok(entry) => entry,
             Err(e) => {
@@ -546,6 +807,18 @@ impl Decoder {
     }
 
     fn decode_parsed(&mut self, id: EntryId, entry: &EntryView<'_>) -> Result<()> {
+        let md = &entry.metadata;
+        let opaque = md.marker_type.is_some() || md.is_encrypted() || md.is_chunk();
+        if !opaque
+            && md.is_batch()
+            && self
+                .processors
+                .select(md)
+                .is_some_and(|p| p.is_builtin_pulsar())
+        {
+            let (codec, size) = payload_codec(entry)?;
+            return self.decode_pulsar_batch(id, entry, codec, size);
+        }
         let Decoder {
             opts,
             processors,
@@ -581,6 +854,7 @@ impl Decoder {
                     .offset
                     .or_else(|| base.map(|b| b + i64::from(m.batch_index.unwrap_or(0).max(0))));
                 columns.append(id, Some(entry), Some(name), RowKind::Message(m, offset));
+                columns.value.append_copy(m.value);
             }
         };
         // Markers, encrypted payloads and single chunks are opaque: one row with
@@ -605,22 +879,7 @@ impl Decoder {
                     .collect::<Vec<_>>()
                     .join(", "),
             })?;
-        let raw = md.compression.unwrap_or(0);
-        let codec = Codec::from_proto(raw).ok_or(EntryError::UnknownCompression {
-            value: raw,
-            offset: entry.metadata_offset,
-        })?;
-        let size = match (codec, md.uncompressed_size) {
-            (Codec::None, _) => entry.payload.len() as u32,
-            (_, Some(size)) => size,
-            (_, None) => {
-                return Err(EntryError::Decompress {
-                    codec: codec.name(),
-                    offset: entry.payload_offset,
-                    reason: "compressed payload without uncompressed_size".into(),
-                })
-            }
-        };
+        let (codec, size) = payload_codec(entry)?;
         let payload = decompressor.decompress(
             codec,
             entry.payload,
@@ -638,9 +897,100 @@ impl Decoder {
         processor.process(&ctx, payload, Sink { emit: &mut emit })
     }
 
+    /// A batch for the built-in Pulsar processor. The same rows as
+    /// `PulsarProcessor::process` through `emit_as`, built without the
+    /// per-message `Message`s and value copies: the payload is decompressed
+    /// into the value column's spare space, split there, and each value moved
+    /// down over the record headers before it (an uncompressed payload's
+    /// values are copied from the input once).
+    fn decode_pulsar_batch(
+        &mut self,
+        id: EntryId,
+        entry: &EntryView<'_>,
+        codec: Codec,
+        size: u32,
+    ) -> Result<()> {
+        let Decoder {
+            opts,
+            decompressor,
+            columns,
+            txn,
+            records,
+            spans,
+            in_done,
+            in_left,
+            ..
+        } = self;
+        let md = &entry.metadata;
+        let at = columns.value.end();
+        if codec != Codec::None && size as usize <= opts.max_uncompressed_size {
+            // Grow once, to what the rest of the input projects at this
+            // entry's expansion so far, instead of doubling (each doubling
+            // copies the column or faults in fresh pages).
+            let need = at + size as usize;
+            let data = &mut columns.value.data;
+            if data.capacity() < need {
+                let rest = (need as u128 * *in_left as u128 / (*in_done).max(1) as u128) as usize;
+                data.reserve(need + rest.min(FLUSH_BYTES) - data.len());
+            }
+        }
+        let staged = codec != Codec::None;
+        // Out of the column while records borrow it; put back on every path.
+        let mut data = std::mem::take(&mut columns.value.data);
+        let split = (|| -> Result<usize> {
+            let payload: &[u8] = if staged {
+                decompressor.decompress_at(
+                    codec,
+                    entry.payload,
+                    size,
+                    opts.max_uncompressed_size,
+                    entry.payload_offset,
+                    &mut data,
+                    at,
+                )?;
+                &data[at..at + size as usize]
+            } else {
+                entry.payload
+            };
+            records.with(|list| {
+                split_batch(payload, md, list)?;
+                columns.append_pulsar_batch(id, entry, codec, list);
+                spans.clear();
+                spans.extend(list.iter().map(|r| value_span(md, r, payload)));
+                Ok(list.len())
+            })
+        })();
+        columns.value.data = data;
+        let n = split?;
+        txn.append(pulsar_txn(md), n);
+        let values = &mut columns.value;
+        for &span in spans.iter() {
+            match span {
+                Span::Null => values.append_copy(None),
+                Span::At(src, len) if staged => values.commit(at + src, len),
+                Span::At(src, len) => values.append_copy(Some(&entry.payload[src..src + len])),
+            }
+        }
+        Ok(())
+    }
+
     /// Decodes every entry of an input batch with columns `ledger_id`,
     /// `entry_id`, `data` (binary or large binary) and optional `partition`.
     pub fn decode_record_batch(&mut self, input: &RecordBatch) -> Result<()> {
+        // Values take about the stored size (uncompressed) or more
+        // (decompressed; the buffer then doubles once or twice). Reserving the
+        // stored size up front saves the small doublings. Measured: reserving
+        // 2x instead made glibc map and unmap the buffer on every same-sized
+        // decode (~1,000 page faults per 4 MB output; decode NONE b1000
+        // 0.75 -> 3 ms), reserving nothing costs 3-13 %.
+        let stored = input
+            .column_by_name("data")
+            .map_or(0, |d| d.get_buffer_memory_size());
+        self.value_hint = stored.min(FLUSH_BYTES);
+        self.in_left = stored;
+        if self.columns.rows == 0 && self.columns.value.data.capacity() < self.value_hint {
+            self.columns.value.data.reserve(self.value_hint);
+        }
         let rows = EntryRows::new(input)?;
         for i in 0..rows.len() {
             self.decode_entry(rows.id(i), rows.data(i));
@@ -657,8 +1007,8 @@ impl Decoder {
     /// Transactions still open at this point keep status `unknown`.
     pub fn finish(&mut self) -> Vec<RecordBatch> {
         if self.columns.rows > 0 || self.done.is_empty() {
-            let batch = self.columns.finish();
-            self.done.push(batch);
+            // Sized by the next `decode_record_batch`, if any.
+            self.flush(0);
         }
         let mut from = 0;
         let batches = std::mem::take(&mut self.done)
@@ -675,9 +1025,214 @@ impl Decoder {
     }
 }
 
+/// The payload's codec and uncompressed size.
+fn payload_codec(entry: &EntryView<'_>) -> Result<(Codec, u32)> {
+    let md = &entry.metadata;
+    let raw = md.compression.unwrap_or(0);
+    let codec = Codec::from_proto(raw).ok_or(EntryError::UnknownCompression {
+        value: raw,
+        offset: entry.metadata_offset,
+    })?;
+    let size = match (codec, md.uncompressed_size) {
+        (Codec::None, _) => entry.payload.len() as u32,
+        (_, Some(size)) => size,
+        (_, None) => {
+            return Err(EntryError::Decompress {
+                codec: codec.name(),
+                offset: entry.payload_offset,
+                reason: "compressed payload without uncompressed_size".into(),
+            })
+        }
+    };
+    Ok((codec, size))
+}
+
+/// Where `r`'s value lies in `payload` (a record's payload is a sub-slice of it).
+fn value_span(md: &MessageMetadataView<'_>, r: &BatchRecord<'_>, payload: &[u8]) -> Span {
+    if r.metadata.null_value.or(md.null_value) == Some(true) {
+        return Span::Null;
+    }
+    let src = r.payload.as_ptr() as usize - payload.as_ptr() as usize;
+    debug_assert!(src + r.payload.len() <= payload.len());
+    Span::At(src, r.payload.len())
+}
+
 /// Decodes one input batch into message batches.
 pub fn decode_record_batch(input: &RecordBatch, opts: DecodeOptions) -> Result<Vec<RecordBatch>> {
     let mut decoder = Decoder::new(opts);
     decoder.decode_record_batch(input)?;
     Ok(decoder.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::{encode_entry, frame_entry, EncodeOptions, Key, MessageInput};
+    use crate::processor::{PayloadProcessor, Selector};
+    use crate::proto;
+    use arrow_array::{Array, BinaryArray, Int64Array};
+    use prost::Message as _;
+
+    /// The built-in processor behind the generic `process` + `emit` path.
+    struct Generic(PulsarProcessor, Selector);
+
+    impl PayloadProcessor for Generic {
+        fn name(&self) -> &str {
+            PulsarProcessor::NAME
+        }
+        fn selector(&self) -> &Selector {
+            &self.1
+        }
+        fn process(&self, ctx: &EntryContext<'_>, payload: &[u8], sink: Sink<'_>) -> Result<()> {
+            self.0.process(ctx, payload, sink)
+        }
+    }
+
+    fn input(entries: &[Vec<u8>]) -> RecordBatch {
+        let n = entries.len() as i64;
+        RecordBatch::try_from_iter([
+            (
+                "ledger_id",
+                Arc::new(Int64Array::from(vec![3; n as usize])) as ArrayRef,
+            ),
+            (
+                "entry_id",
+                Arc::new(Int64Array::from_iter_values(0..n)) as ArrayRef,
+            ),
+            (
+                "data",
+                Arc::new(BinaryArray::from_iter_values(entries.iter())) as ArrayRef,
+            ),
+        ])
+        .unwrap()
+    }
+
+    /// Re-frames `entry` with its MessageMetadata changed by `f`.
+    fn remeta(entry: &[u8], f: impl FnOnce(&mut proto::MessageMetadata)) -> Vec<u8> {
+        let v = EntryView::parse(entry, true).unwrap();
+        let mut md =
+            proto::MessageMetadata::decode(&entry[v.metadata_offset..v.payload_offset]).unwrap();
+        f(&mut md);
+        let bem = v.broker_entry_metadata.map(|b| proto::BrokerEntryMetadata {
+            broker_timestamp: b.broker_timestamp,
+            index: b.index,
+        });
+        frame_entry(&md, v.payload, true, bem.as_ref())
+    }
+
+    fn corpus() -> Vec<Vec<u8>> {
+        let mut out = vec![];
+        let mut seq = 0u64;
+        for codec in Codec::ALL {
+            for n in [1usize, 3, 20] {
+                let messages: Vec<MessageInput> = (0..n)
+                    .map(|i| MessageInput {
+                        value: (i % 7 != 3)
+                            .then(|| format!("value {i} {}", "x".repeat(i * 13)).into_bytes()),
+                        key: match i % 4 {
+                            0 => None,
+                            1 => Some(Key::Binary(vec![0, 1, i as u8])),
+                            _ => Some(Key::Text(format!("k{i}"))),
+                        },
+                        properties: (0..i % 3)
+                            .map(|j| (format!("p{j}"), format!("v{i}.{j}")))
+                            .collect(),
+                        event_time: (i % 2 == 0).then_some(1_000 + i as u64),
+                        sequence_id: (i % 5 == 4).then_some(99),
+                        ordering_key: (i % 3 == 1).then(|| vec![7, i as u8]),
+                    })
+                    .collect();
+                seq += 100;
+                let opts = EncodeOptions {
+                    batch: Some(true),
+                    compression: codec,
+                    sequence_id: seq,
+                    broker_index: (n != 3).then_some(seq * 10),
+                    broker_timestamp: (n == 20).then_some(5),
+                    ..Default::default()
+                };
+                let e = encode_entry(&messages, &opts).unwrap();
+                out.push(e.clone());
+                // Header fallbacks: null values and null keys for all records.
+                out.push(remeta(&e, |md| {
+                    md.null_value = Some(true);
+                    md.null_partition_key = Some(true);
+                    md.event_time = Some(77);
+                }));
+                // Transactions, committed by a marker later in the input.
+                out.push(remeta(&e, |md| {
+                    md.txnid_most_bits = Some(1);
+                    md.txnid_least_bits = Some(n as u64);
+                }));
+                // Retained-only compacted shape (PIP-429): indexes from the header.
+                out.push(remeta(&e, |md| {
+                    md.num_messages_in_batch = Some(n as i32 + 2);
+                    md.compacted_batch_indexes = (0..n as i32).map(|i| i + 2).collect();
+                }));
+                // A bad record count: one error row, then the next entry reuses the scratch.
+                out.push(remeta(&e, |md| {
+                    md.num_messages_in_batch = Some(n as i32 + 1)
+                }));
+                if codec != Codec::None {
+                    out.push(remeta(&e, |md| {
+                        md.uncompressed_size = Some(md.uncompressed_size.unwrap() + 1)
+                    }));
+                }
+            }
+        }
+        let marker = encode_entry(&[MessageInput::default()], &EncodeOptions::default()).unwrap();
+        out.push(remeta(&marker, |md| {
+            md.marker_type = Some(21);
+            md.txnid_most_bits = Some(1);
+            md.txnid_least_bits = Some(3);
+        }));
+        out
+    }
+
+    #[test]
+    fn builtin_batches_decode_exactly_like_the_generic_processor_path() {
+        let entries = corpus();
+        let data = input(&entries);
+        let generic = Processors::new(vec![Arc::new(Generic(
+            PulsarProcessor::new(),
+            Selector::Any,
+        ))]);
+        let mut fast = Decoder::with_processors(DecodeOptions::default(), Processors::default());
+        let mut slow = Decoder::with_processors(DecodeOptions::default(), generic);
+        fast.decode_record_batch(&data).unwrap();
+        slow.decode_record_batch(&data).unwrap();
+        let (fast, slow) = (fast.finish(), slow.finish());
+        assert_eq!(fast.len(), 1);
+        assert_eq!(fast, slow);
+        let b = &fast[0];
+        let errors = b.column_by_name("error").unwrap();
+        assert!(
+            errors.null_count() < b.num_rows(),
+            "the corpus has bad entries"
+        );
+        assert!(errors.null_count() > b.num_rows() / 2);
+        let status = b.column_by_name("txn_status").unwrap();
+        assert!(status
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .iter()
+            .any(|s| s == Some("committed")));
+    }
+
+    #[test]
+    fn value_column_reuses_scratch_and_gives_capacity_back() {
+        let mut v = ValueColumn::with_capacity(1 << 20);
+        v.append_copy(Some(b"abc"));
+        v.data.extend_from_slice(b"__xyz");
+        v.commit(3 + 2, 3);
+        v.append_copy(None);
+        v.append_copy(Some(b"d"));
+        let a = v.finish();
+        assert_eq!(
+            a.iter().collect::<Vec<_>>(),
+            vec![Some(&b"abc"[..]), Some(b"xyz"), None, Some(b"d")]
+        );
+        assert!(a.get_buffer_memory_size() < 4096);
+    }
 }

@@ -7,7 +7,7 @@
 //! bytes, which keeps a view `Copy` and allocation-free.
 
 use crate::error::{EntryError, Result, Space};
-use crate::wire::{packed_varints, Reader, Value};
+use crate::wire::{packed_varints, utf8, Reader, Value};
 
 /// A repeated `KeyValue` field, read lazily from the message that holds it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -28,17 +28,19 @@ impl<'a> Properties<'a> {
 
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let field = self.field;
-        let count = self.count;
+        let mut left = self.count;
         let mut reader = Reader::new(self.raw, 0, Space::Entry, "KeyValue");
+        // Stops after the last KeyValue instead of scanning the rest of the message.
         std::iter::from_fn(move || {
-            if count == 0 {
+            if left == 0 {
                 return None;
             }
             // Validated when the owning view was parsed, so errors cannot occur here.
             while let Ok(Some((f, v, _))) = reader.next_field() {
                 if f == field {
                     if let Value::Bytes(b) = v {
-                        return parse_key_value(b, 0, Space::Entry).ok();
+                        left -= 1;
+                        return Some(validated_key_value(b));
                     }
                 }
             }
@@ -47,7 +49,60 @@ impl<'a> Properties<'a> {
     }
 }
 
+/// Re-reads a KeyValue that `parse_key_value` accepted when its view was
+/// parsed: no UTF-8 re-validation, no error paths.
+fn validated_key_value(buf: &[u8]) -> (&str, &str) {
+    if let Some((key, value)) = plain_key_value(buf) {
+        // SAFETY: as below.
+        return unsafe {
+            (
+                std::str::from_utf8_unchecked(key),
+                std::str::from_utf8_unchecked(value),
+            )
+        };
+    }
+    let mut r = Reader::new(buf, 0, Space::Entry, "KeyValue");
+    let (mut key, mut value): (&[u8], &[u8]) = (b"", b"");
+    while let Ok(Some((field, v, _))) = r.next_field() {
+        match (field, v) {
+            (1, Value::Bytes(b)) => key = b,
+            (2, Value::Bytes(b)) => value = b,
+            _ => {}
+        }
+    }
+    // SAFETY: both strings passed `std::str::from_utf8` in `parse_key_value`
+    // when the owning view was built from these same bytes.
+    unsafe {
+        (
+            std::str::from_utf8_unchecked(key),
+            std::str::from_utf8_unchecked(value),
+        )
+    }
+}
+
+/// The shape every producer writes, `0a <len> key 12 <len> value` with both
+/// lengths under 128, read without the general field loop; `None` for
+/// anything else (which the general reader then handles).
+#[inline(always)]
+fn plain_key_value(buf: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (&[0x0a, k], rest) = buf.split_first_chunk::<2>()? else {
+        return None;
+    };
+    let (key, rest) = rest.split_at_checked(usize::from(k))?;
+    let (&[0x12, v], value) = rest.split_first_chunk::<2>()? else {
+        return None;
+    };
+    (k < 0x80 && v < 0x80 && value.len() == usize::from(v)).then_some((key, value))
+}
+
+#[inline]
 fn parse_key_value(buf: &[u8], base: usize, space: Space) -> Result<(&str, &str)> {
+    if let Some((key, value)) = plain_key_value(buf) {
+        if let (Ok(key), Ok(value)) = (utf8(key), utf8(value)) {
+            return Ok((key, value));
+        }
+        // Not UTF-8: the general reader below reports which field.
+    }
     let mut r = Reader::new(buf, base, space, "KeyValue");
     let (mut key, mut value) = (None, None);
     while let Some((field, v, at)) = r.next_field()? {
@@ -584,6 +639,49 @@ mod tests {
         assert_eq!(v.last_compacted_batch_index, Some(-1));
         assert_eq!(v.schema_id, Some(&[4u8][..]));
         assert!(v.is_encrypted() && v.is_chunk() && v.is_batch());
+    }
+
+    #[test]
+    fn key_values_read_the_same_on_the_fast_path_and_the_general_one() {
+        let kv = |k: &str, v: &str| {
+            proto::KeyValue {
+                key: k.into(),
+                value: v.into(),
+            }
+            .encode_to_vec()
+        };
+        let long = "x".repeat(200);
+        for buf in [
+            kv("type", "event"),
+            kv("", ""),
+            kv(&long, "v"),
+            kv("k", &long),
+            kv("ключ", "значение"),
+            unhex("1201760a016b"),     // value before key
+            unhex("0a016b1201761801"), // an extra field
+        ] {
+            let general = {
+                let mut r = Reader::new(&buf, 0, Space::Entry, "KeyValue");
+                let (mut k, mut v) = ("", "");
+                while let Some((f, val, at)) = r.next_field().unwrap() {
+                    match f {
+                        1 => k = r.expect_str(val, at, "key").unwrap(),
+                        2 => v = r.expect_str(val, at, "value").unwrap(),
+                        _ => {}
+                    }
+                }
+                (k, v)
+            };
+            assert_eq!(parse_key_value(&buf, 0, Space::Entry).unwrap(), general);
+            assert_eq!(validated_key_value(&buf), general);
+        }
+        assert!(plain_key_value(&kv("type", "event")).is_some());
+        assert!(plain_key_value(&kv(&long, "v")).is_none());
+        // Invalid UTF-8 in the fast shape is still an error, located by field.
+        let err = parse_key_value(&unhex("0a01ff120176"), 0, Space::Entry).unwrap_err();
+        assert!(err.to_string().contains("`key` is not UTF-8"), "{err}");
+        // Missing value.
+        assert!(parse_key_value(&unhex("0a016b"), 0, Space::Entry).is_err());
     }
 
     #[test]

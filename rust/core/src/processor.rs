@@ -200,6 +200,13 @@ pub trait PayloadProcessor: Send + Sync {
     /// Decodes `payload` (checksum-verified, Pulsar-decompressed). Emits all
     /// messages at once, or returns an error and emits nothing.
     fn process(&self, ctx: &EntryContext<'_>, payload: &[u8], sink: Sink<'_>) -> Result<()>;
+
+    /// True only for the built-in [`PulsarProcessor`], whose batches `decode`
+    /// splits itself (same rows, values written straight into the output).
+    #[doc(hidden)]
+    fn is_builtin_pulsar(&self) -> bool {
+        false
+    }
 }
 
 /// The ordered processor list `decode` tries.
@@ -255,7 +262,7 @@ impl Default for PulsarProcessor {
     }
 }
 
-fn pulsar_txn(md: &MessageMetadataView<'_>) -> Option<TxnKey> {
+pub(crate) fn pulsar_txn(md: &MessageMetadataView<'_>) -> Option<TxnKey> {
     match (md.txnid_most_bits, md.txnid_least_bits) {
         (None, None) => None,
         (most, least) => Some(TxnKey::Pulsar {
@@ -330,6 +337,10 @@ impl PayloadProcessor for PulsarProcessor {
 
     fn selector(&self) -> &Selector {
         &self.selector
+    }
+
+    fn is_builtin_pulsar(&self) -> bool {
+        true
     }
 
     fn process(&self, ctx: &EntryContext<'_>, payload: &[u8], sink: Sink<'_>) -> Result<()> {

@@ -139,3 +139,13 @@ def test_decode_slices_cover_every_entry_once():
         assert [p.num_rows for p in parts] == want
         assert pa.Table.from_batches(parts).column("data").to_pylist() == batch.column("data").to_pylist()
     assert list(ps.slices(batch)) == [batch]  # small batches pass whole
+
+
+def test_decode_columns_are_chosen_in_the_worker(spark, topic):
+    df = spark_entries(spark, topic.entries)
+    cols = ["ledger_id", "entry_id", "batch_index", "key", "value", "error"]
+    got = ps.decode(df, columns=cols).toArrow()
+    assert got.column_names == cols
+    assert sorted_rows(got) == sorted_rows(pe.decode(topic.entries).select(cols))
+    with pytest.raises(ValueError, match="unknown decode columns"):
+        ps.decode(df, columns=["nope"])

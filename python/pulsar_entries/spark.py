@@ -438,39 +438,47 @@ def _topic_order(df: DataFrame) -> DataFrame:
     return df.sortWithinPartitions(*_POSITION, "batch_index")
 
 
-def _partition_ranges(ordered: DataFrame) -> list[Any]:
-    """Per Spark partition and topic partition: first and last position and the
-    largest publish time (a small aggregate collected to the driver)."""
+def _partition_ranges(ordered: DataFrame, with_publish_time: bool = False) -> list[Any]:
+    """Per Spark partition and topic partition: first and last position (and
+    the largest publish time, in µs), a small aggregate collected to the driver."""
     from pyspark.sql import functions as F
 
     pos = F.struct("ledger_id", "entry_id")
-    return (
-        ordered.select(F.spark_partition_id().alias("sp"), "partition", "ledger_id", "entry_id", "publish_time")
-        .groupBy("sp", "partition")
-        .agg(F.min(pos).alias("lo"), F.max(pos).alias("hi"), F.max(F.unix_micros("publish_time")).alias("t"))
-        .collect()
-    )
+    aggs = [F.min(pos).alias("lo"), F.max(pos).alias("hi")]
+    aggs.append(F.max(F.unix_micros("publish_time")).alias("t") if with_publish_time else F.max(F.lit(None).cast("long")).alias("t"))
+    return ordered.select(F.spark_partition_id().alias("sp"), *_POSITION, *(
+        ["publish_time"] if with_publish_time else [])).groupBy("sp", "partition").agg(*aggs).collect()
 
 
-def _plan_seeds(rows: list[Any]) -> tuple[dict[int, dict[int, int]], dict[int, int], dict[int, dict[int, tuple]]] | None:
-    """Seeds per Spark partition (the stream time before its range, per topic
-    partition), final watermarks, and each Spark partition's expected ranges;
-    None when some topic partition's ranges overlap across Spark partitions
-    (then the input is not a set of contiguous topic ranges)."""
+def _contiguous_ranges(rows: list[Any]) -> dict[int, list[tuple]] | None:
+    """Per topic partition, its ``(lo, hi, spark partition, max publish time ms)``
+    ranges in position order; None when two Spark partitions' ranges of a topic
+    partition overlap (the input is then not a set of contiguous topic ranges)."""
     by_topic: dict[int, list[tuple]] = {}
     for r in rows:
         lo, hi = (r["lo"]["ledger_id"], r["lo"]["entry_id"]), (r["hi"]["ledger_id"], r["hi"]["entry_id"])
         t = r["t"] // 1000 if r["t"] is not None else None  # Spark timestamps are microseconds
         by_topic.setdefault(r["partition"], []).append((lo, hi, r["sp"], t))
+    for parts in by_topic.values():
+        parts.sort()
+        if any(a[1] >= b[0] for a, b in zip(parts, parts[1:])):
+            return None
+    return by_topic
+
+
+def _plan_seeds(rows: list[Any]) -> tuple[dict[int, dict[int, int]], dict[int, int], dict[int, dict[int, tuple]]] | None:
+    """Seeds per Spark partition (the stream time before its range, per topic
+    partition), final watermarks, and each Spark partition's expected ranges;
+    None when the ranges are not contiguous."""
+    by_topic = _contiguous_ranges(rows)
+    if by_topic is None:
+        return None
     seeds: dict[int, dict[int, int]] = {}
     finals: dict[int, int] = {}
     ranges: dict[int, dict[int, tuple]] = {}
     for p, parts in by_topic.items():
-        parts.sort()
         clock: int | None = None
-        for i, (lo, hi, sp, t) in enumerate(parts):
-            if i and parts[i - 1][1] >= lo:
-                return None
+        for lo, hi, sp, t in parts:
             if clock is not None:
                 seeds.setdefault(sp, {})[p] = clock
             ranges.setdefault(sp, {})[p] = (lo, hi)
@@ -510,11 +518,11 @@ def reassemble_chunks(
         df = df.withColumn("partition", F.lit(-1).cast("int"))
     opts = dict(max_pending=max_pending, expire_after_ms=expire_after_ms, max_message_size=max_message_size)
     ordered = _topic_order(df)
-    plan = _plan_seeds(_partition_ranges(ordered))
+    plan = _plan_seeds(_partition_ranges(ordered, with_publish_time=True))
     if plan is None:
         n = max(df.rdd.getNumPartitions(), 1)
         ordered = _topic_order(df.repartitionByRange(n, *_POSITION)).persist(StorageLevel.MEMORY_AND_DISK)
-        plan = _plan_seeds(_partition_ranges(ordered))
+        plan = _plan_seeds(_partition_ranges(ordered, with_publish_time=True))
         if plan is None:  # cannot happen: range partitions are disjoint
             raise RuntimeError("range partitioning did not give disjoint topic ranges")
     seeds, finals, ranges = plan

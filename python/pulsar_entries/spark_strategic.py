@@ -175,28 +175,16 @@ def _topic_ranges(entries: Any) -> tuple[Any, dict[int, dict[int, tuple]] | None
     contiguous ranges of the topic partitions, and the ranges each Spark
     partition must hold (``None`` when the entries were range-partitioned
     here: any range partitioning is right)."""
-    from pyspark.sql import functions as F
+    from . import spark as pes
 
     ordered = entries.sortWithinPartitions(*_POSITION)
-    pos = F.struct("ledger_id", "entry_id")
-    stats = (
-        ordered.select(F.spark_partition_id().alias("sp"), *_POSITION)
-        .groupBy("sp", "partition")
-        .agg(F.min(pos).alias("lo"), F.max(pos).alias("hi"))
-        .collect()
-    )
-    by_topic: dict[int, list[tuple]] = {}
-    for r in stats:
-        lo = (r["lo"]["ledger_id"], r["lo"]["entry_id"])
-        hi = (r["hi"]["ledger_id"], r["hi"]["entry_id"])
-        by_topic.setdefault(r["partition"], []).append((lo, hi, r["sp"]))
+    by_topic = pes._contiguous_ranges(pes._partition_ranges(ordered))
+    if by_topic is None:
+        n = max(entries.rdd.getNumPartitions(), 1)
+        return entries.repartitionByRange(n, *_POSITION).sortWithinPartitions(*_POSITION), None
     expected: dict[int, dict[int, tuple]] = {}
     for p, parts in by_topic.items():
-        parts.sort()
-        for i, (lo, hi, sp) in enumerate(parts):
-            if i and parts[i - 1][1] >= lo:
-                n = max(entries.rdd.getNumPartitions(), 1)
-                return entries.repartitionByRange(n, *_POSITION).sortWithinPartitions(*_POSITION), None
+        for lo, hi, sp, _ in parts:
             expected.setdefault(sp, {})[p] = (lo, hi)
     return ordered, expected
 

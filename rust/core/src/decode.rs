@@ -1025,8 +1025,8 @@ impl Decoder {
     }
 }
 
-/// The payload's codec and uncompressed size.
-fn payload_codec(entry: &EntryView<'_>) -> Result<(Codec, u32)> {
+/// The payload's codec and uncompressed size (the stored size for NONE).
+pub(crate) fn payload_codec(entry: &EntryView<'_>) -> Result<(Codec, u32)> {
     let md = &entry.metadata;
     let raw = md.compression.unwrap_or(0);
     let codec = Codec::from_proto(raw).ok_or(EntryError::UnknownCompression {

@@ -37,7 +37,7 @@ use pyo3_arrow::error::PyArrowResult;
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyTable;
 
-use crate::EntryFormatError;
+use crate::{push_batches, EntryFormatError};
 
 fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -465,16 +465,8 @@ impl SurvivorFolder {
         py: Python<'py>,
         candidates: AnyRecordBatch,
     ) -> PyArrowResult<Bound<'py, PyAny>> {
-        let batches = read_all(candidates)?;
         let inner = &mut self.inner;
-        let out = py
-            .detach(move || {
-                batches
-                    .iter()
-                    .map(|b| inner.push(b))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(value_error)?;
+        let out = push_batches(py, candidates, |b| inner.push(b))?.map_err(value_error)?;
         table(py, out, survivor_schema())
     }
 
@@ -552,16 +544,8 @@ impl StrategicPartitionPass {
         py: Python<'py>,
         entries: AnyRecordBatch,
     ) -> PyArrowResult<Bound<'py, PyAny>> {
-        let batches = read_all(entries)?;
         let inner = &mut self.inner;
-        let out = py
-            .detach(move || {
-                batches
-                    .iter()
-                    .map(|b| inner.push(b))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(value_error)?;
+        let out = push_batches(py, entries, |b| inner.push(b))?.map_err(value_error)?;
         table(py, out, row_schema())
     }
 
@@ -619,14 +603,8 @@ impl StrategicFolder {
         py: Python<'py>,
         rows: AnyRecordBatch,
     ) -> PyArrowResult<Bound<'py, PyAny>> {
-        let batches = read_all(rows)?;
         let inner = &mut self.inner;
-        let out = py.detach(move || {
-            batches
-                .iter()
-                .map(|b| inner.push(b))
-                .collect::<Result<Vec<_>, _>>()
-        });
+        let out = push_batches(py, rows, |b| inner.push(b))?;
         let out = out.map_err(|e| self.raise(e))?;
         table(py, out, row_schema())
     }

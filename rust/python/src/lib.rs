@@ -490,7 +490,19 @@ fn reassemble_chunks<'py>(
     Ok(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
 }
 
-fn collect_batches(input: AnyRecordBatch) -> PyResult<Vec<RecordBatch>> {
+/// Feeds every batch of `input` to a stateful pass with the GIL released,
+/// collecting the pass's results in order (the shape of every streaming
+/// `push` in these bindings).
+pub(crate) fn push_batches<R: Send, E: Send>(
+    py: Python<'_>,
+    input: AnyRecordBatch,
+    mut push: impl FnMut(&RecordBatch) -> Result<R, E> + Send,
+) -> PyResult<Result<Vec<R>, E>> {
+    let batches = collect_batches(input)?;
+    Ok(py.detach(move || batches.iter().map(&mut push).collect()))
+}
+
+pub(crate) fn collect_batches(input: AnyRecordBatch) -> PyResult<Vec<RecordBatch>> {
     let reader = input.into_reader()?;
     reader.collect::<Result<Vec<_>, _>>().map_err(value_error)
 }
@@ -570,16 +582,8 @@ impl PartitionReassembler {
         py: Python<'py>,
         batch: AnyRecordBatch,
     ) -> PyArrowResult<Bound<'py, PyTuple>> {
-        let batches = collect_batches(batch)?;
         let inner = &mut self.inner;
-        let parts = py
-            .detach(move || {
-                batches
-                    .iter()
-                    .map(|b| inner.push(b))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(value_error)?;
+        let parts = push_batches(py, batch, |b| inner.push(b))?.map_err(value_error)?;
         let mut done = Vec::new();
         let mut left = Vec::new();
         for p in parts {

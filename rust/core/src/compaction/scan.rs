@@ -9,7 +9,7 @@
 
 use crate::batch::{split_batch, BatchRecord};
 use crate::compression::{Codec, Decompressor};
-use crate::error::{EntryError, Result};
+use crate::error::Result;
 use crate::frame::EntryView;
 use crate::metadata::MessageMetadataView;
 
@@ -64,23 +64,7 @@ pub(crate) fn decompressed_payload<'a>(
     entry: &EntryView<'a>,
     limit: usize,
 ) -> Result<(Codec, &'a [u8])> {
-    let md = &entry.metadata;
-    let raw = md.compression.unwrap_or(0);
-    let codec = Codec::from_proto(raw).ok_or(EntryError::UnknownCompression {
-        value: raw,
-        offset: entry.metadata_offset,
-    })?;
-    let size = match (codec, md.uncompressed_size) {
-        (Codec::None, _) => entry.payload.len() as u32,
-        (_, Some(size)) => size,
-        (_, None) => {
-            return Err(EntryError::Decompress {
-                codec: codec.name(),
-                offset: entry.payload_offset,
-                reason: "compressed payload without uncompressed_size".into(),
-            })
-        }
-    };
+    let (codec, size) = crate::decode::payload_codec(entry)?;
     let payload =
         decompressor.decompress(codec, entry.payload, size, limit, entry.payload_offset)?;
     Ok((codec, payload))

@@ -99,7 +99,6 @@ class EntryContext:
     def message_at(self, index: int, record: bytes) -> DecodedMessageDict:
         """A message from ``[u32 size][SingleMessageMetadata][value]`` bytes."""
 
-MessageDict = OutputMessageDict
 
 class PayloadProcessorLike(Protocol):
     def process(self, payload: bytes, context: EntryContext) -> Iterable[OutputMessageDict]: ...

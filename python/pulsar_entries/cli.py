@@ -12,7 +12,6 @@ import argparse
 import os
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ import pyarrow.parquet as pq
 from . import (
     __version__,
     decode,
-    entry_metadata,
     find_position_by_offset,
     find_position_by_time,
     parse_entry,

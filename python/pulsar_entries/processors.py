@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Optional, Protocol, Tuple, runtime_checka
 from ._native import BuiltinProcessor, EntryContext
 
 if TYPE_CHECKING:
-    from ._native import MessageDict
+    from ._native import OutputMessageDict
 
 #: KoP's Kafka entries (``entry.format=kafka``): every Kafka RecordBatch v2 of the entry.
 KAFKA = BuiltinProcessor("kafka")
@@ -41,7 +41,7 @@ DEFAULT: Tuple[BuiltinProcessor, BuiltinProcessor] = (KAFKA, PULSAR)
 class PayloadProcessor(Protocol):
     """The protocol a user processor follows."""
 
-    def process(self, payload: bytes, context: EntryContext) -> Iterable[MessageDict]: ...
+    def process(self, payload: bytes, context: EntryContext) -> Iterable[OutputMessageDict]: ...
 
 
 class Processor:
@@ -57,7 +57,7 @@ class Processor:
         if not self.name:
             self.name = type(self).__name__
 
-    def process(self, payload: bytes, context: EntryContext) -> Iterable[MessageDict]:
+    def process(self, payload: bytes, context: EntryContext) -> Iterable[OutputMessageDict]:
         raise NotImplementedError
 
     def __repr__(self) -> str:

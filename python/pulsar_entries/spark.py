@@ -20,6 +20,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from . import _native
+from .chunks import ROLE_COLUMN, WATERMARK_COLUMN
 
 ENTRY_COLUMNS = ("ledger_id", "entry_id", "data")
 
@@ -58,7 +59,7 @@ def conform(batch: pa.RecordBatch, large: bool) -> pa.RecordBatch:
     return batch.cast(target)
 
 
-def _is_large(batch: pa.RecordBatch) -> bool:
+def _is_large(batch: pa.RecordBatch | pa.Table) -> bool:
     """Whether Spark exchanges large var types in this stage (read off its input)."""
     return any(pa.types.is_large_binary(f.type) or pa.types.is_large_string(f.type) for f in batch.schema)
 
@@ -508,8 +509,8 @@ def reassemble_chunks(
     the input is first range-partitioned by position.
 
     The partition pass's output is persisted (memory and disk) so that it runs
-    once for both branches; ``unpersist()`` the result's source when done, or
-    let Spark evict it.
+    once for both branches; it stays cached until Spark evicts it or
+    ``spark.catalog.clearCache()``.
     """
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
@@ -529,10 +530,9 @@ def reassemble_chunks(
 
     empty = pa.RecordBatch.from_pylist([], schema=from_spark_schema(ordered))
     out_schema = _native.reassemble_chunks(empty).schema
-    left_schema = pa.schema(
-        list(empty.schema) + [pa.field("_watermark", pa.int64()), pa.field("_role", pa.string())]
-    )
-    tagged_schema = pa.schema(list(out_schema) + [pa.field("_watermark", pa.int64()), pa.field("_role", pa.string())])
+    bookkeeping = [pa.field(WATERMARK_COLUMN, pa.int64()), pa.field(ROLE_COLUMN, pa.string())]
+    left_schema = pa.schema(list(empty.schema) + bookkeeping)
+    tagged_schema = pa.schema(list(out_schema) + bookkeeping)
 
     def partition_pass(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -562,12 +562,12 @@ def reassemble_chunks(
 
     tagged = ordered.mapInArrow(partition_pass, spark_schema(tagged_schema)).persist(StorageLevel.MEMORY_AND_DISK)
     out_names = out_schema.names
-    done = tagged.filter(F.col("_role").isNull()).select(*out_names)
+    done = tagged.filter(F.col(ROLE_COLUMN).isNull()).select(*out_names)
 
     def finish(table: pa.Table) -> pa.Table:
         from pulsar_entries import _native as native
 
-        large = any(pa.types.is_large_binary(f.type) or pa.types.is_large_string(f.type) for f in table.schema)
+        large = _is_large(table)
         batches = [from_spark(b) for b in table.to_batches()]
         if not batches:
             return _spark_arrow_schema(out_schema, large).empty_table()
@@ -575,7 +575,7 @@ def reassemble_chunks(
         target = _spark_arrow_schema(out_schema, large)
         return pa.Table.from_batches([_null_columns(b, target) for b in result.to_batches()], schema=target)
 
-    leftovers = tagged.filter(F.col("_role").isNotNull()).select(*left_schema.names)
+    leftovers = tagged.filter(F.col(ROLE_COLUMN).isNotNull()).select(*left_schema.names)
     finished = leftovers.groupBy("partition", "uuid").applyInArrow(finish, spark_schema(out_schema))
     return done.unionByName(finished)
 

@@ -9,11 +9,8 @@ result must equal an in-process decode of the same entries.
 
 from __future__ import annotations
 
-import os
-import sys
 
 import pyarrow as pa
-import pytest
 
 import pulsar_entries as pe
 from pulsar_entries import kafka

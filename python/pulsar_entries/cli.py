@@ -54,7 +54,7 @@ def _spark(args: argparse.Namespace) -> Any:
     spark = (
         SparkSession.builder.master(args.master)
         .appName("pulsar-entries")
-        .config("spark.ui.showConsoleProgress", "true")
+        .config("spark.ui.showConsoleProgress", "true" if _progress(args) else "false")
         .config("spark.sql.shuffle.partitions", str(max(4, os.cpu_count() or 4)))
         .getOrCreate()
     )

@@ -64,6 +64,18 @@ def _is_large(batch: pa.RecordBatch | pa.Table) -> bool:
     return any(pa.types.is_large_binary(f.type) or pa.types.is_large_string(f.type) for f in batch.schema)
 
 
+def run_pass(core_pass: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Feeds a task's batches to a stateful core pass (``push(batch)`` and
+    ``finish()``, each giving a table) and conforms its output for Spark."""
+    large = False
+    for batch in batches:
+        large = _is_large(batch)
+        for out in core_pass.push(batch).to_batches():
+            yield conform(out, large)
+    for out in core_pass.finish().to_batches():
+        yield conform(out, large)
+
+
 def _entry_frame(df: DataFrame) -> DataFrame:
     missing = [c for c in ENTRY_COLUMNS if c not in df.columns]
     if missing:
@@ -338,15 +350,9 @@ def compact(
 
     def fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pulsar_entries import _native as n
+        from pulsar_entries.spark import run_pass
 
-        folder = n.SurvivorFolder(order=order)
-        large = False
-        for batch in batches:
-            large = _is_large(batch)
-            for out in folder.push(batch).to_batches():
-                yield conform(out, large)
-        for out in folder.finish().to_batches():
-            yield conform(out, large)
+        yield from run_pass(n.SurvivorFolder(order=order), batches)
 
     keyed = (
         cands.filter(F.col("key").isNotNull())

@@ -93,22 +93,20 @@ def compact_with_strategy(
         from pyspark import TaskContext
 
         from pulsar_entries import _native as native
-        from pulsar_entries.spark import _track_ranges, conform, _is_large
+        from pulsar_entries.spark import _track_ranges, run_pass
 
         ctx = TaskContext.get()
         assert ctx is not None, "runs inside a Spark task"
         sp = ctx.partitionId()
-        p = native.StrategicPartitionPass(**opts)
-        large = False
         seen: dict[int, list] = {}
-        for batch in batches:
-            large = _is_large(batch)
-            if expected is not None:
-                _track_ranges(batch, seen)
-            for out in p.push(batch).to_batches():
-                yield conform(out, large)
-        for out in p.finish().to_batches():
-            yield conform(out, large)
+
+        def tracked(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                if expected is not None:
+                    _track_ranges(batch, seen)
+                yield batch
+
+        yield from run_pass(native.StrategicPartitionPass(**opts), tracked(batches))
         if expected is not None:
             got = {k: (tuple(v[0]), tuple(v[1])) for k, v in seen.items()}
             if got != expected.get(sp, {}):
@@ -121,17 +119,10 @@ def compact_with_strategy(
         import pickle
 
         from pulsar_entries import _native as native
-        from pulsar_entries.spark import conform, _is_large
+        from pulsar_entries.spark import run_pass
         from pulsar_entries.strategies import native_strategy as to_native
 
-        folder = native.StrategicFolder(to_native(pickle.loads(shipped)), **opts)
-        large = False
-        for batch in batches:
-            large = _is_large(batch)
-            for out in folder.push(batch).to_batches():
-                yield conform(out, large)
-        for out in folder.finish().to_batches():
-            yield conform(out, large)
+        yield from run_pass(native.StrategicFolder(to_native(pickle.loads(shipped)), **opts), batches)
 
     rows = ordered.mapInArrow(partition_pass, spark_rows)
     # Plan rows have no key: spread them by entry (the fold passes them through).

@@ -50,8 +50,8 @@ def spark_entries(spark, table: pa.Table, partitions: int = 3):
     return spark.createDataFrame(table.to_pandas()).repartition(partitions, "entry_id")
 
 
-def sorted_rows(table: pa.Table, keys=("ledger_id", "entry_id", "batch_index")) -> list[dict]:
-    """Rows in a canonical order, timestamps as int64 microseconds (Spark's unit)."""
+def spark_units(table: pa.Table) -> pa.Table:
+    """The table with timestamps as int64 microseconds (Spark's unit) and regular var types."""
     cols = []
     for field, col in zip(table.schema, table.columns):
         if pa.types.is_timestamp(field.type):
@@ -61,5 +61,9 @@ def sorted_rows(table: pa.Table, keys=("ledger_id", "entry_id", "batch_index")) 
         elif pa.types.is_large_string(field.type):
             col = col.cast(pa.string())
         cols.append(col)
-    t = pa.table(cols, names=table.column_names)
-    return t.sort_by([(k, "ascending") for k in keys]).to_pylist()
+    return pa.table(cols, names=table.column_names)
+
+
+def sorted_rows(table: pa.Table, keys=("ledger_id", "entry_id", "batch_index")) -> list[dict]:
+    """Rows in a canonical order, in Spark's units."""
+    return spark_units(table).sort_by([(k, "ascending") for k in keys]).to_pylist()

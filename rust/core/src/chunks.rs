@@ -1218,6 +1218,20 @@ fn assemble(
 
 // ---------------------------------------------------------------- public API
 
+/// Runs one input batch (of the stream's schema) through the state machine,
+/// with publish time as the clock.
+fn feed(machine: &mut Machine, input: &SchemaRef, batch: &RecordBatch) -> Result<Sink> {
+    if batch.schema().fields() != input.fields() {
+        return Err(EntryError::Input(
+            "every input batch must have the schema of the first".into(),
+        ));
+    }
+    let cols = Cols::read(batch, "publish_time")?;
+    let mut sink = Sink::default();
+    machine.push(batch, &cols, &mut sink)?;
+    Ok(sink)
+}
+
 /// Streaming reassembly over decoded batches, in topic order.
 pub struct Reassembler {
     machine: Machine,
@@ -1242,14 +1256,7 @@ impl Reassembler {
     /// The rows decided while reading `batch` (its non-chunk rows, and every
     /// message completed, reported or ignored on the way), in order.
     pub fn push(&mut self, batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
-        if batch.schema().fields() != self.input.fields() {
-            return Err(EntryError::Input(
-                "every input batch must have the schema of the first".into(),
-            ));
-        }
-        let cols = Cols::read(batch, "publish_time")?;
-        let mut sink = Sink::default();
-        self.machine.push(batch, &cols, &mut sink)?;
+        let mut sink = feed(&mut self.machine, &self.input, batch)?;
         assemble(batch, &self.input, &self.output, &mut sink)
     }
 
@@ -1339,14 +1346,7 @@ impl PartitionReassembler {
 
     /// The rows decided while reading `batch`, and the rows it hands on.
     pub fn push(&mut self, batch: &RecordBatch) -> Result<PartitionResult> {
-        if batch.schema().fields() != self.input.fields() {
-            return Err(EntryError::Input(
-                "every input batch must have the schema of the first".into(),
-            ));
-        }
-        let cols = Cols::read(batch, "publish_time")?;
-        let mut sink = Sink::default();
-        self.machine.push(batch, &cols, &mut sink)?;
+        let mut sink = feed(&mut self.machine, &self.input, batch)?;
         let rows = std::mem::take(&mut sink.leftovers);
         let mut done = assemble(batch, &self.input, &self.output, &mut sink)?;
         done.retain(|b| b.num_rows() > 0);

@@ -37,7 +37,7 @@ use pyo3_arrow::error::PyArrowResult;
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyTable;
 
-use crate::{push_batches, EntryFormatError};
+use crate::{collect_batches, push_batches, EntryFormatError};
 
 fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -60,13 +60,6 @@ fn options(
         verify_checksum,
         max_uncompressed_size,
     })
-}
-
-fn read_all(entries: AnyRecordBatch) -> PyResult<Vec<RecordBatch>> {
-    entries
-        .into_reader()?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(value_error)
 }
 
 fn table<'py>(
@@ -431,7 +424,7 @@ pub fn compaction_candidates<'py>(
         verify_checksum,
         max_uncompressed_size,
     )?;
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     let out = py
         .detach(|| {
             batches
@@ -492,7 +485,7 @@ pub fn rebuild_entries<'py>(
         verify_checksum,
         max_uncompressed_size,
     )?;
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     let with_partition = batches
         .first()
         .is_some_and(|b| b.schema().column_with_name("partition").is_some());
@@ -627,7 +620,7 @@ pub fn strategic_rebuild<'py>(
     max_uncompressed_size: usize,
 ) -> PyArrowResult<Bound<'py, PyAny>> {
     let opts = options("publish", false, verify_checksum, max_uncompressed_size)?;
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     let out = py
         .detach(|| -> Result<Vec<RecordBatch>, EntryError> {
             let mut out = Vec::new();
@@ -666,7 +659,7 @@ pub fn to_ledger_records<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
 ) -> PyArrowResult<Bound<'py, PyAny>> {
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     let out = py
         .detach(|| -> Result<Vec<RecordBatch>, EntryError> {
             let mut out = Vec::new();
@@ -715,7 +708,7 @@ pub fn from_ledger_records<'py>(
     py: Python<'py>,
     records: AnyRecordBatch,
 ) -> PyArrowResult<Bound<'py, PyAny>> {
-    let batches = read_all(records)?;
+    let batches = collect_batches(records)?;
     let out = py
         .detach(|| -> Result<Vec<RecordBatch>, EntryError> {
             let mut out = Vec::new();
@@ -830,7 +823,7 @@ pub fn compacted_last_position(
     entries: AnyRecordBatch,
     max_uncompressed_size: usize,
 ) -> PyResult<Option<LastPosition>> {
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     py.detach(|| -> Result<_, EntryError> {
         let rows = Rows::new(&batches)?;
         let Some((r, i)) = rows.max_position() else {
@@ -951,7 +944,7 @@ pub fn topic_last_position(
     py: Python<'_>,
     entries: AnyRecordBatch,
 ) -> PyResult<Option<(i64, i64, i32, u64)>> {
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     py.detach(|| -> Result<_, EntryError> {
         let rows = Rows::new(&batches)?;
         let mut aborted = HashSet::new();
@@ -991,7 +984,7 @@ pub fn topic_last_position(
 /// The greatest `(ledger_id, entry_id)` among entries, or `None`.
 #[pyfunction]
 pub fn max_entry_position(py: Python<'_>, entries: AnyRecordBatch) -> PyResult<Option<(i64, i64)>> {
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     py.detach(|| -> Result<_, EntryError> {
         let rows = Rows::new(&batches)?;
         Ok(rows.max_position().map(|(r, i)| {
@@ -1012,7 +1005,7 @@ pub fn find_by_publish_time(
     entries: AnyRecordBatch,
     publish_time: u64,
 ) -> PyResult<Option<(i64, i64)>> {
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     py.detach(|| -> Result<_, EntryError> {
         let rows = Rows::new(&batches)?;
         let all: Vec<_> = rows.iter().collect();
@@ -1068,7 +1061,7 @@ pub fn keyed_messages<'py>(
     max_uncompressed_size: usize,
 ) -> PyArrowResult<Bound<'py, PyAny>> {
     let opts = options("publish", false, verify_checksum, max_uncompressed_size)?;
-    let batches = read_all(entries)?;
+    let batches = collect_batches(entries)?;
     let out = py
         .detach(|| -> Result<Vec<RecordBatch>, EntryError> {
             let mut reader = MessageReader::new(opts);

@@ -1,51 +1,66 @@
 """Spark benchmarks: decode overhead against an identity mapInArrow, and scaling.
 
     .venv/bin/python benches/bench_spark.py [--base-entries 2000] [--scales 1,4,16] [--repeat 3]
+                                            [--java-options '-D...']
 
-1. Overhead: on the same entries and session, ``pulsar_entries.spark.decode``
-   versus an identity ``mapInArrow`` that passes entries through unchanged.
+1. Scaling and memory, run first so that the Python workers carry nothing over
+   from part 2's larger partitions: entry files of 1x, 4x, 16x (...) the
+   sample, one Parquet file per copy of the topic read back with ``spark.read.parquet``
+   (a file per partition, nothing cached). Decode and compact times are fitted
+   to ``fixed + per_entry * entries``; linear growth shows as small residuals.
+   Peak executor memory during decode comes from Spark's own executor metrics
+   (``spark.executor.processTreeMetrics.enabled``, polled every 50 ms, read
+   per stage from the status REST API): the Python workers' RSS and the JVM
+   heap. Part 2 adds the same figures for its 4 cached partitions,
+   whose size grows with the scale.
+
+2. Overhead: on the same cached entries and session, ``pulsar_entries.spark.decode``
+   versus an identity ``mapInArrow`` that passes the entries through unchanged.
    Both end in Spark's ``noop`` sink, so every row is produced but nothing is
-   written. Target: decode costs at most 1.5x the identity pass. Two more
-   columns say where the rest goes: the same identity pass over decode's own
-   output (precomputed and cached), and decode keeping 7 columns.
-2. Scaling: decode and compact at 1x, 4x and 16x the sample size. Time per
-   entry should stay flat, so cost grows linearly. The Python workers' peak
-   RSS while decoding (``ru_maxrss`` of a worker that decodes its partition
-   slice by slice, as ``spark.decode`` does) must not grow with the input,
-   because a task holds one Arrow batch and one slice's output at a time.
+   written. Target: decode costs at most 1.5x the identity pass.
+
+   A third pass bounds what any decoder can reach: each task drains its input
+   and yields decode's output for that partition, precomputed and
+   memory-mapped from a local Arrow file, so it does no decoding at all and
+   only hands the rows back to the JVM. A fourth keeps 7 columns.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
-import resource
-import statistics
+import shutil
 import sys
+import tempfile
 import time
+import urllib.request
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 
+NOOP = {"format": "noop", "mode": "overwrite"}
 
-def scaled_entries(base: pa.Table, k: int) -> pa.Table:
+
+def scaled_entries(base: pa.Table, k: int) -> list[pa.Table]:
     """k copies of the sample topic, each copy on its own ledgers."""
-    parts = []
-    for i in range(k):
-        ledgers = pa.compute.add(base.column("ledger_id"), pa.scalar(i * 100_000, pa.int64()))
-        parts.append(base.set_column(0, "ledger_id", ledgers))
-    return pa.concat_tables(parts)
+    return [
+        base.set_column(0, "ledger_id", pa.compute.add(base.column("ledger_id"), pa.scalar(i * 100_000, pa.int64())))
+        for i in range(k)
+    ]
 
 
-def timed(action, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
+    """Least squares ``y = a + b x``; returns a, b and the largest residual relative to y."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    a = my - b * mx
+    return a, b, max(abs(y - (a + b * x)) / y for x, y in zip(xs, ys))
 
 
 def main() -> None:
@@ -54,87 +69,158 @@ def main() -> None:
     ap.add_argument("--scales", default="1,4,16")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--driver-memory", default="2g")
+    ap.add_argument("--java-options", default="", help="extra JVM options for the driver (local mode: the executor)")
     args = ap.parse_args()
+    scales = [int(s) for s in args.scales.split(",")]
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark import TaskContext
     from pyspark.sql import SparkSession
 
     import pulsar_entries.spark as ps
     from pulsar_entries.sample import generate_topic
 
-    spark = (
+    builder = (
         SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", args.driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
+        # Executor metrics for the memory figures, read back per stage.
+        .config("spark.executor.processTreeMetrics.enabled", "true")
+        .config("spark.executor.metrics.pollingInterval", "50ms")
+        # One partition per entry file in the scaling part.
+        .config("spark.sql.files.maxPartitionBytes", str(8 << 20))
+        .config("spark.sql.files.openCostInBytes", str(8 << 20))
     )
-    spark.sparkContext.setLogLevel("ERROR")
+    if args.java_options:
+        builder = builder.config("spark.driver.extraJavaOptions", args.java_options)
+    spark = builder.getOrCreate()
+    sc = spark.sparkContext
+    sc.setLogLevel("ERROR")
     base = generate_topic(args.base_entries, seed=7, corrupt=0, markers=0).entries
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Spark {spark.version}, local[2]")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Spark {spark.version}, "
+        f"local[2], driver memory {args.driver_memory}, JVM options {args.java_options or '(none)'}"
+    )
+    work = tempfile.mkdtemp(prefix="bench-spark-")
 
-    def frame(table: pa.Table):
-        return spark.createDataFrame(table).repartition(args.partitions).cache()
+    def run(action, group: str) -> float:
+        sc.setJobGroup(group, group)
+        t = time.perf_counter()
+        action()
+        elapsed = time.perf_counter() - t
+        sc.setJobGroup("bench", "bench")
+        return elapsed
+
+    def timed(action, group: str, repeat: int) -> float:
+        return min(run(action, group) for _ in range(repeat))
+
+    def peak_memory(group: str) -> tuple[float, float]:
+        """Peak Python-worker RSS and JVM heap (MiB) over the stages of a job group's jobs."""
+        tracker = sc.statusTracker()
+        python = heap = 0
+        for job in tracker.getJobIdsForGroup(group):
+            for stage in tracker.getJobInfo(job).stageIds:
+                url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages/{stage}"
+                for attempt in json.load(urllib.request.urlopen(url)):
+                    metrics = attempt.get("peakExecutorMetrics") or {}
+                    python = max(python, metrics.get("ProcessTreePythonRSSMemory", 0))
+                    heap = max(heap, metrics.get("JVMHeapMemory", 0))
+        return python / 2**20, heap / 2**20
 
     def identity(batches):
         yield from batches
 
-    def worker_peak(batches):
-        # Decode slice by slice, exactly as spark.decode does, then report this worker's peak RSS.
-        for batch in batches:
-            for part in ps.slices(batch):
-                ps._native.decode(part)
-        yield pa.record_batch({"rss_kib": pa.array([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss], pa.int64())})
+    def dump(batches):
+        # Decode's output for this partition, in Spark's Arrow types, to a local file.
+        from pulsar_entries import _native as native
 
-    print("\nscale  entries   messages   MB     identity s  decode s  decode/identity  decode entries/s  µs/entry  "
-          "compact s  compact µs/entry  peak worker RSS")
+        path = os.path.join(work, f"out-{TaskContext.get().partitionId()}.arrow")
+        rows = 0
+        with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, ps._spark_arrow_schema(schema_arrow, False)) as w:
+            for batch in batches:
+                for part in ps.slices(batch):
+                    for out in native.decode(part).to_batches():
+                        w.write_batch(ps.conform(out, False))
+                        rows += out.num_rows
+        yield pa.record_batch({"rows": pa.array([rows], pa.int64())})
+
+    def precomputed(batches):
+        for _ in batches:
+            pass
+        reader = pa.ipc.open_file(pa.memory_map(os.path.join(work, f"out-{TaskContext.get().partitionId()}.arrow")))
+        for i in range(reader.num_record_batches):
+            yield reader.get_batch(i)
+
+    from pulsar_entries import _native
+
+    schema_arrow = _native.decode(pa.table({"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()),
+                                            "data": pa.array([], pa.binary())})).schema
+    schema = ps.message_schema()
+    projection = ["ledger_id", "entry_id", "batch_index", "key", "value", "publish_time", "error"]
+
+    # Warm-up (JIT, Python workers, code generation) before anything is timed.
+    warm = spark.createDataFrame(base).repartition(args.partitions)
+    warm.mapInArrow(identity, warm.schema).write.save(**NOOP)
+    ps.decode(warm).write.save(**NOOP)
+    ps.compact(warm).write.save(**NOOP)
+
+    print("\n1. Scaling: one Parquet file per copy of the topic, a partition per file, nothing cached")
+    print("scale  entries  partitions  decode s  µs/entry  compact s  µs/entry  peak Python RSS  peak JVM heap")
     rows = []
-    extra = []
-    for k in [int(s) for s in args.scales.split(",")]:
-        table = scaled_entries(base, k)
-        df = frame(table)
-        n = df.count()  # materialise the cache before timing
-        mb = sum(len(x) for x in table.column("data").to_pylist()) / 1e6
-        t_id = timed(lambda: df.mapInArrow(identity, df.schema).write.format("noop").mode("overwrite").save(), args.repeat)
-        t_dec = timed(lambda: ps.decode(df).write.format("noop").mode("overwrite").save(), args.repeat)
-        # What decode costs beyond moving its output: its output, precomputed,
-        # passed through Spark the same way; and decode keeping a typical
-        # analytics projection (Spark cannot prune a mapInArrow's output).
-        decoded = ps.decode(df).cache()
-        decoded.count()
-        t_out = timed(lambda: decoded.mapInArrow(identity, decoded.schema).write.format("noop").mode("overwrite").save(), args.repeat)
-        decoded.unpersist()
-        projection = ["ledger_id", "entry_id", "batch_index", "key", "value", "publish_time", "error"]
-        t_proj = timed(lambda: ps.decode(df, columns=projection).write.format("noop").mode("overwrite").save(), args.repeat)
-        t_cmp = timed(lambda: ps.compact(df).write.format("noop").mode("overwrite").save(), 1)
-        messages = ps.decode(df).count()
-        peaks = [r["rss_kib"] for r in df.mapInArrow(worker_peak, "rss_kib long").collect()]
-        peak = max(peaks) / 1024
-        rows.append((k, n, t_dec / n * 1e6, peak, t_cmp / n * 1e6, t_dec, t_cmp))
-        extra.append((k, t_id, t_dec, t_out, t_proj))
+    for k in scales:
+        folder = os.path.join(work, f"x{k}")
+        os.makedirs(folder)
+        for i, t in enumerate(scaled_entries(base, k)):
+            pq.write_table(t, os.path.join(folder, f"part-{i:04d}.parquet"))
+        df = spark.read.parquet(folder)
+        n = df.count()
+        parts = df.rdd.getNumPartitions()
+        t_dec = timed(lambda: ps.decode(df).write.save(**NOOP), f"scale-decode-{k}", args.repeat)
+        t_cmp = timed(lambda: ps.compact(df).write.save(**NOOP), f"scale-compact-{k}", 1)
+        py, heap = peak_memory(f"scale-decode-{k}")
+        rows.append((k, n, t_dec, t_cmp, py, heap))
+        print(f"{k:>5}  {n:>7,}  {parts:>10}  {t_dec:>8.2f}  {t_dec / n * 1e6:>8.1f}  {t_cmp:>9.2f}  "
+              f"{t_cmp / n * 1e6:>8.1f}  {py:>11.0f} MiB  {heap:>9.0f} MiB", flush=True)
+        shutil.rmtree(folder)
+    if len(rows) >= 2:
+        ns = [r[1] for r in rows]
+        for name, col in (("decode", 2), ("compact", 3)):
+            a, b, worst = fit(ns, [r[col] for r in rows])
+            print(f"{name}: fixed {a:.2f} s + {b * 1e6:.1f} µs per entry; largest residual {worst:.0%} of the measured time")
+        pys = [r[4] for r in rows]
+        print(f"peak Python RSS {min(pys):.0f}-{max(pys):.0f} MiB (spread {max(pys) / min(pys):.2f}x); "
+              f"peak JVM heap {min(r[5] for r in rows):.0f}-{max(r[5] for r in rows):.0f} MiB")
+    print("\n2. Overhead: cached entries in", args.partitions, "partitions, best of", args.repeat)
+    print("scale  entries   messages  input MB  identity s  decode s  decode/identity  "
+          "precomputed output s  that/identity  decode 7 columns s  that/identity  peak Python RSS  peak JVM heap")
+    overhead = []
+    for k in scales:
+        table = pa.concat_tables(scaled_entries(base, k))
+        df = spark.createDataFrame(table).repartition(args.partitions).cache()
+        n = df.count()
+        mb = table.column("data").nbytes / 1e6
+        messages = sum(r["rows"] for r in df.mapInArrow(dump, "rows long").collect())
+        t_id = timed(lambda: df.mapInArrow(identity, df.schema).write.save(**NOOP), f"identity-{k}", args.repeat)
+        t_dec = timed(lambda: ps.decode(df).write.save(**NOOP), f"decode-{k}", args.repeat)
+        t_pre = timed(lambda: df.mapInArrow(precomputed, schema).write.save(**NOOP), f"pre-{k}", args.repeat)
+        t_proj = timed(lambda: ps.decode(df, columns=projection).write.save(**NOOP), f"proj-{k}", args.repeat)
+        py, heap = peak_memory(f"decode-{k}")
+        overhead.append((k, t_id, t_dec, t_pre))
         print(
-            f"{k:>5}  {n:>7,}  {messages:>9,}  {mb:>6.1f}  {t_id:>10.2f}  {t_dec:>8.2f}  {t_dec / t_id:>15.2f}  "
-            f"{n / t_dec:>16,.0f}  {t_dec / n * 1e6:>8.1f}  {t_cmp:>9.2f}  {t_cmp / n * 1e6:>16.1f}  {peak:>10.0f} MiB"
+            f"{k:>5}  {n:>7,}  {messages:>9,}  {mb:>8.1f}  {t_id:>10.2f}  {t_dec:>8.2f}  {t_dec / t_id:>15.2f}  "
+            f"{t_pre:>20.2f}  {t_pre / t_id:>13.2f}  {t_proj:>18.2f}  {t_proj / t_id:>13.2f}  {py:>11.0f} MiB  "
+            f"{heap:>9.0f} MiB",
+            flush=True,
         )
         df.unpersist()
-    print("\nscale  decode s  identity on entries s  identity on decode's output s  decode/identity  "
-          "decode/(identity on its output)  decode with 7 columns s  that / identity")
-    for k, t_id, t_dec, t_out, t_proj in extra:
-        print(f"{k:>5}  {t_dec:>8.2f}  {t_id:>21.2f}  {t_out:>30.2f}  {t_dec / t_id:>15.2f}  {t_dec / t_out:>31.2f}  "
-              f"{t_proj:>22.2f}  {t_proj / t_id:>15.2f}")
-    # A job has a fixed cost (scheduling, shuffles, worker start) that dominates
-    # small inputs; linear growth shows as a constant marginal cost per entry.
-    print("\nmarginal cost between scales (µs per added entry):")
-    for a, b in zip(rows, rows[1:]):
-        dn = b[1] - a[1]
-        print(f"  {a[0]}x -> {b[0]}x: decode {(b[5] - a[5]) / dn * 1e6:.1f}, compact {(b[6] - a[6]) / dn * 1e6:.1f}")
-    per_entry = [r[2] for r in rows]
-    print(
-        f"\nlinearity: µs/entry from {per_entry[0]:.1f} (1x) to {per_entry[-1]:.1f} ({rows[-1][0]}x); "
-        f"spread {max(per_entry) / min(per_entry):.2f}x. Compact µs/entry from {rows[0][4]:.1f} to {rows[-1][4]:.1f}; "
-        f"spread {max(r[4] for r in rows) / min(r[4] for r in rows):.2f}x. Peak worker RSS spread "
-        f"{max(r[3] for r in rows) / min(r[3] for r in rows):.2f}x (median {statistics.median(r[3] for r in rows):.0f} MiB)."
-    )
+        for name in os.listdir(work):
+            os.remove(os.path.join(work, name))
+    print("decode beyond the precomputed bound (the decoding itself), as a share of the identity pass: "
+          + ", ".join(f"{k}x {(d - p) / i:.2f}" for k, i, d, p in overhead))
+
+    shutil.rmtree(work, ignore_errors=True)
     spark.stop()
 
 

@@ -496,6 +496,36 @@ fn decode_cases_matching(only: Option<&str>) -> Vec<DecodeCase> {
     cases
 }
 
+/// The `data` column of an entries batch.
+fn entry_data(input: &RecordBatch) -> BinaryArray {
+    input
+        .column_by_name("data")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<BinaryArray>()
+        .unwrap()
+        .clone()
+}
+
+/// Framing, CRC and metadata of each LZ4 entry, then its payload decompressed
+/// into `d`'s warm buffer and handed to `each`.
+fn parse_decompress_lz4(d: &mut Decompressor, data: &BinaryArray, mut each: impl FnMut(&[u8])) {
+    for e in data.iter().flatten() {
+        let v = EntryView::parse(black_box(e), true).unwrap();
+        let size = v.metadata.uncompressed_size.unwrap();
+        each(
+            d.decompress(
+                Codec::Lz4,
+                v.payload,
+                size,
+                DEFAULT_MAX_UNCOMPRESSED_SIZE,
+                0,
+            )
+            .unwrap(),
+        );
+    }
+}
+
 fn bench_decode_to_arrow(c: &mut Criterion, reg: &mut Registry) {
     const G: &str = "decode_to_arrow";
     let cases = decode_cases();
@@ -550,14 +580,7 @@ fn bench_decode_to_arrow(c: &mut Criterion, reg: &mut Registry) {
                 })
             });
             // Framing + CRC + metadata + decompression: everything but the rows.
-            let data = case
-                .input
-                .column_by_name("data")
-                .unwrap()
-                .as_any()
-                .downcast_ref::<BinaryArray>()
-                .unwrap()
-                .clone();
+            let data = entry_data(&case.input);
             let mut d = Decompressor::default();
             let bid = id(
                 "lz4_parse_decompress",
@@ -570,20 +593,7 @@ fn bench_decode_to_arrow(c: &mut Criterion, reg: &mut Registry) {
             group.bench_function(bid, |b| {
                 b.iter(|| {
                     let mut total = 0;
-                    for e in data.iter().flatten() {
-                        let v = EntryView::parse(black_box(e), true).unwrap();
-                        let size = v.metadata.uncompressed_size.unwrap();
-                        total += d
-                            .decompress(
-                                Codec::Lz4,
-                                v.payload,
-                                size,
-                                DEFAULT_MAX_UNCOMPRESSED_SIZE,
-                                0,
-                            )
-                            .unwrap()
-                            .len();
-                    }
+                    parse_decompress_lz4(&mut d, &data, |bytes| total += bytes.len());
                     total
                 })
             });
@@ -599,20 +609,7 @@ fn bench_decode_to_arrow(c: &mut Criterion, reg: &mut Registry) {
             group.bench_function(bid, |b| {
                 b.iter(|| {
                     let mut out: Vec<u8> = Vec::with_capacity(reserve);
-                    for e in data.iter().flatten() {
-                        let v = EntryView::parse(black_box(e), true).unwrap();
-                        let size = v.metadata.uncompressed_size.unwrap();
-                        let bytes = d
-                            .decompress(
-                                Codec::Lz4,
-                                v.payload,
-                                size,
-                                DEFAULT_MAX_UNCOMPRESSED_SIZE,
-                                0,
-                            )
-                            .unwrap();
-                        out.extend_from_slice(bytes);
-                    }
+                    parse_decompress_lz4(&mut d, &data, |bytes| out.extend_from_slice(bytes));
                     black_box(&out);
                     out.len()
                 })
@@ -867,30 +864,10 @@ fn count_mode(spec: &str) {
                     .len()
             })
         } else if kind == "parse_decompress" {
-            let data = case
-                .input
-                .column_by_name("data")
-                .unwrap()
-                .as_any()
-                .downcast_ref::<BinaryArray>()
-                .unwrap()
-                .clone();
+            let data = entry_data(&case.input);
             measured(n, &mut || {
                 let mut total = 0;
-                for e in data.iter().flatten() {
-                    let v = EntryView::parse(black_box(e), true).unwrap();
-                    let size = v.metadata.uncompressed_size.unwrap();
-                    total += d
-                        .decompress(
-                            Codec::Lz4,
-                            v.payload,
-                            size,
-                            DEFAULT_MAX_UNCOMPRESSED_SIZE,
-                            0,
-                        )
-                        .unwrap()
-                        .len();
-                }
+                parse_decompress_lz4(&mut d, &data, |bytes| total += bytes.len());
                 total
             })
         } else {

@@ -103,4 +103,32 @@ pub enum EntryError {
     Strategy(String),
 }
 
+/// The kind of a failure: what the caller did wrong, or what was wrong with
+/// the data or the storage. Every error type of the core answers `kind()`,
+/// and the Python bindings map each kind to one exception class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The input table lacks a column, or a column has the wrong type.
+    InputSchema,
+    /// An option's value is out of range or contradicts another option.
+    Options,
+    /// Input rows are not in the order the operation needs.
+    Order,
+    /// The stored bytes are malformed: framing, checksum, protobuf, codec, batch.
+    Data,
+    /// Reading storage failed: a file, an object, a connection.
+    Io,
+}
+
+impl EntryError {
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            EntryError::Input(_) => ErrorKind::InputSchema,
+            EntryError::Encode(_) | EntryError::Strategy(_) => ErrorKind::Options,
+            _ => ErrorKind::Data,
+        }
+    }
+}
+
 pub type Result<T, E = EntryError> = std::result::Result<T, E>;

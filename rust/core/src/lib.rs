@@ -57,7 +57,7 @@ pub mod proto {
 pub use compression::{Codec, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 pub use decode::{message_schema, DecodeOptions, Decoder, EntryId};
 pub use encode::{encode_chunked, encode_entry, EncodeOptions, Key, MessageInput};
-pub use error::{EntryError, Result};
+pub use error::{EntryError, ErrorKind, Result};
 pub use frame::EntryView;
 pub use message_id::{AnyMessageId, ChunkMessageId, MessageId};
 pub use processor::{PayloadProcessor, Processors};

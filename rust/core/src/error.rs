@@ -97,6 +97,18 @@ pub enum EntryError {
     },
     #[error("invalid input: {0}")]
     Input(String),
+    /// The input table lacks a column, or a column has the wrong type.
+    #[error("input schema: {0}")]
+    Schema(String),
+    /// An option's value is out of range or contradicts another option.
+    #[error("invalid option: {0}")]
+    Options(String),
+    /// Input rows are not in the order the operation needs.
+    #[error("input order: {0}")]
+    Order(String),
+    /// Reading storage failed.
+    #[error("I/O: {0}")]
+    Io(String),
     #[error("cannot encode: {0}")]
     Encode(String),
     #[error("compaction strategy failed: {0}")]
@@ -124,8 +136,12 @@ impl EntryError {
     /// The kind of this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            EntryError::Input(_) => ErrorKind::InputSchema,
-            EntryError::Encode(_) | EntryError::Strategy(_) => ErrorKind::Options,
+            EntryError::Input(_) | EntryError::Schema(_) => ErrorKind::InputSchema,
+            EntryError::Options(_) | EntryError::Encode(_) | EntryError::Strategy(_) => {
+                ErrorKind::Options
+            }
+            EntryError::Order(_) => ErrorKind::Order,
+            EntryError::Io(_) => ErrorKind::Io,
             _ => ErrorKind::Data,
         }
     }

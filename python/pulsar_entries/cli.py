@@ -45,7 +45,9 @@ def _spark(args: argparse.Namespace) -> Any:
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
-        raise CliError("the spark engine needs pyspark: pip install 'pulsar-entries[spark]', or use --engine local") from e
+        raise CliError(
+            "the spark engine needs pyspark: pip install 'pulsar-entries[spark]', or use --engine local"
+        ) from e
     if args.master.startswith("local"):
         # Executors on this machine run this interpreter, which has pulsar_entries.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -82,8 +84,12 @@ def _decode_local(entries: pa.Table, show_progress: bool, **options: Any) -> pa.
             done = min(entries.num_rows, start + step)
             width = 30
             filled = width * done // max(entries.num_rows, 1)
-            print(f"\r  decoding [{'#' * filled}{'.' * (width - filled)}] {done:,}/{entries.num_rows:,} entries",
-                  end="", file=sys.stderr, flush=True)
+            print(
+                f"\r  decoding [{'#' * filled}{'.' * (width - filled)}] {done:,}/{entries.num_rows:,} entries",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
     if show_progress:
         print(file=sys.stderr)
     return pa.concat_tables(parts)
@@ -212,8 +218,11 @@ def _strategy(spec: str | None) -> Any:
 
     if spec is None:
         return None
-    builtins = {"latest-wins": strategies.LatestWins, "first-wins": strategies.FirstWins,
-                "versioned-state": strategies.VersionedState}
+    builtins = {
+        "latest-wins": strategies.LatestWins,
+        "first-wins": strategies.FirstWins,
+        "versioned-state": strategies.VersionedState,
+    }
     if spec in builtins:
         return builtins[spec]()
     if ":" not in spec:
@@ -240,8 +249,12 @@ def cmd_compact(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     if args.engine == "local":
         files = _entry_files(Path(args.input))
-        compactor = Compactor(order=args.order, strategy=strategy, retain_null_key=args.retain_null_key,
-                              verify_checksum=not args.no_verify)
+        compactor = Compactor(
+            order=args.order,
+            strategy=strategy,
+            retain_null_key=args.retain_null_key,
+            verify_checksum=not args.no_verify,
+        )
         # Two passes over the files: memory is bounded by the number of keys, not the topic.
         for batch in _batches(files):
             compactor.observe(batch)
@@ -256,16 +269,24 @@ def cmd_compact(args: argparse.Namespace) -> None:
         view = _view_local(compacted)
         pq.write_table(view, paths["view"] / "part-0.parquet")
         took = time.perf_counter() - started
-        summary = _compaction_summary(compactor.stats(), took) if strategy is None else (
-            f"{compacted.num_rows:,} entries in {took * 1000:.0f} ms")
+        summary = (
+            _compaction_summary(compactor.stats(), took)
+            if strategy is None
+            else (f"{compacted.num_rows:,} entries in {took * 1000:.0f} ms")
+        )
         keys = view.num_rows
     else:
         from . import spark as ps
 
         spark = _spark(args)
         entries = ps.read_entries(spark, args.input).drop("error")
-        compacted = ps.compact(entries, order=args.order, strategy=strategy, retain_null_key=args.retain_null_key,
-                               verify_checksum=not args.no_verify)
+        compacted = ps.compact(
+            entries,
+            order=args.order,
+            strategy=strategy,
+            retain_null_key=args.retain_null_key,
+            verify_checksum=not args.no_verify,
+        )
         compacted.write.mode("overwrite").parquet(str(paths["compacted"]))
         written = ps.read_entries(spark, str(paths["compacted"]))
         ps.to_ledger_records(written).write.mode("overwrite").parquet(str(paths["records"]))
@@ -274,9 +295,11 @@ def cmd_compact(args: argparse.Namespace) -> None:
         keys = spark.read.parquet(str(paths["view"])).count()
         took = time.perf_counter() - started
         summary = f"{n:,} entries in {took:.1f}s"
-    print(f"compacted {summary}; {keys:,} keys in the view\n"
-          f"  compacted entries: {paths['compacted']}\n  compacted-ledger records: {paths['records']}\n"
-          f"  compacted view (key -> latest value): {paths['view']}")
+    print(
+        f"compacted {summary}; {keys:,} keys in the view\n"
+        f"  compacted entries: {paths['compacted']}\n  compacted-ledger records: {paths['records']}\n"
+        f"  compacted view (key -> latest value): {paths['view']}"
+    )
 
 
 def _view_local(compacted: pa.Table) -> pa.Table:
@@ -414,11 +437,16 @@ def _print_offload(spark: Any, entries: pa.Table, offload_dir: Path) -> None:
 
         read = ps.read_entries(spark, str(offload_dir)).drop("error").toArrow()
     order = [("ledger_id", "ascending"), ("entry_id", "ascending")]
-    same = read.select(["ledger_id", "entry_id", "data"]).sort_by(order).cast(
-        entries.select(["ledger_id", "entry_id", "data"]).schema
-    ).equals(entries.select(["ledger_id", "entry_id", "data"]).sort_by(order))
+    same = (
+        read.select(["ledger_id", "entry_id", "data"])
+        .sort_by(order)
+        .cast(entries.select(["ledger_id", "entry_id", "data"]).schema)
+        .equals(entries.select(["ledger_id", "entry_id", "data"]).sort_by(order))
+    )
     ledgers = pc.count_distinct(read["ledger_id"]).as_py()
-    print(f"   {read.num_rows:,} entries from {ledgers} ledgers; identical to the Parquet copy: {'yes' if same else 'NO'}")
+    print(
+        f"   {read.num_rows:,} entries from {ledgers} ledgers; identical to the Parquet copy: {'yes' if same else 'NO'}"
+    )
     if not same:
         raise CliError("the offload objects do not hold the topic's entries")
 
@@ -490,7 +518,9 @@ def _demo_compact(spark: Any, entries: pa.Table, entries_dir: Path, out: Path) -
         )
     print(f"   compacted view: {view.num_rows:,} keys; compacted-ledger records written")
     for row in view.slice(0, 3).to_pylist():
-        print(f"   {row['key']!r:>12} -> {row['value'][:40]!r} at {row['ledger_id']}:{row['entry_id']}:{row['batch_index']}")
+        print(
+            f"   {row['key']!r:>12} -> {row['value'][:40]!r} at {row['ledger_id']}:{row['entry_id']}:{row['batch_index']}"
+        )
     return compacted
 
 
@@ -524,8 +554,12 @@ def _print_seeks(spark: Any, entries: pa.Table, entries_dir: Path) -> None:
         from . import spark as ps
 
         row = ps.find_position_by_time(ps.read_entries(spark, str(entries_dir)), t).first()
+        if row is None:
+            raise CliError("the Spark seek found no entries")
         agree = (row["ledger_id"], row["entry_id"]) == (pos.ledger_id, pos.entry_id)
-        print(f"   the same seek on Spark: entry {row['ledger_id']}:{row['entry_id']} ({'agrees' if agree else 'DIFFERS'})")
+        print(
+            f"   the same seek on Spark: entry {row['ledger_id']}:{row['entry_id']} ({'agrees' if agree else 'DIFFERS'})"
+        )
         if not agree:
             raise CliError("the Spark seek and the in-process seek disagree")
     pos = find_position_by_offset(entries, base + 1 if found["num_messages"] > 1 else base)
@@ -586,14 +620,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="compact a topic as the broker does: compacted entries, compacted-ledger records and the view",
     )
     c.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
-    c.add_argument(
-        "out", metavar="OUT", help="output directory: OUT/compacted, OUT/ledger-records, OUT/view (Parquet)"
-    )
+    c.add_argument("out", metavar="OUT", help="output directory: OUT/compacted, OUT/ledger-records, OUT/view (Parquet)")
     c.add_argument(
         "--strategy",
         help="PIP-215 strategy: latest-wins, first-wins, versioned-state, or MODULE:CLASS (a user strategy)",
     )
-    c.add_argument("--order", choices=["publish", "event_time"], default="publish", help="survivor order (default publish)")
+    c.add_argument(
+        "--order", choices=["publish", "event_time"], default="publish", help="survivor order (default publish)"
+    )
     c.add_argument("--retain-null-key", action="store_true", help="keep messages without a key")
     c.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     c.set_defaults(func=cmd_compact)

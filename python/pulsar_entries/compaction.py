@@ -6,7 +6,7 @@ All work happens in the Rust core; Arrow tables cross without copies.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NamedTuple, Optional
+from typing import Any, ClassVar, NamedTuple
 
 import pyarrow as pa
 
@@ -48,8 +48,7 @@ def _as_table(entries: Any) -> pa.Table:
     if hasattr(entries, "__arrow_c_stream__"):
         return pa.RecordBatchReader.from_stream(entries).read_all()
     raise TypeError(
-        "entries must be a pyarrow Table or RecordBatch, or export an Arrow stream, "
-        f"not {type(entries).__name__}"
+        f"entries must be a pyarrow Table or RecordBatch, or export an Arrow stream, not {type(entries).__name__}"
     )
 
 
@@ -137,7 +136,7 @@ def from_ledger_records(records: Any) -> pa.Table:
     return _native.from_ledger_records(_as_table(records))
 
 
-def _position(t: Optional[tuple]) -> Optional[MessagePosition]:
+def _position(t: tuple | None) -> MessagePosition | None:
     return None if t is None else MessagePosition(*t[:4])
 
 
@@ -146,7 +145,7 @@ def last_message_position(
     *,
     topic_entries: Any = None,
     read_compacted: bool = True,
-    horizon: Optional[tuple[int, int]] = None,
+    horizon: tuple[int, int] | None = None,
     max_uncompressed_size: int = DEFAULT_MAX_UNCOMPRESSED_SIZE,
 ) -> MessagePosition:
     """The last message position, as the broker answers GetLastMessageId.
@@ -192,7 +191,7 @@ def last_message_position(
     return last
 
 
-def find_position_by_publish_time(compacted_entries: Any, publish_time: int) -> Optional[tuple[int, int]]:
+def find_position_by_publish_time(compacted_entries: Any, publish_time: int) -> tuple[int, int] | None:
     """``findEntryByPublishTime``: the ``(ledger_id, entry_id)`` of the first
     compacted entry whose batch-level ``publish_time`` is ≥ ``publish_time``,
     found by binary search over the entries in ledger order, or ``None``.

@@ -52,7 +52,7 @@ def list_inputs(path: str) -> list[tuple[str, ...]]:
     else:
         infos = [i for i in fs.get_file_info(pafs.FileSelector(root, recursive=True)) if i.type == pafs.FileType.File]
     prefix = path.split("://", 1)[0] + "://" if "://" in path else ""
-    found = []
+    found: list[tuple[str, ...]] = []
     for i in sorted(infos, key=lambda i: i.path):
         kind = _kind(i.path)
         base = i.path.rsplit("/", 1)[-1]

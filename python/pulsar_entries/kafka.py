@@ -10,7 +10,7 @@ them with the built-in ``KAFKA`` processor.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from ._native import encode_kafka_batch, encode_kafka_control_batch, encode_kop_entry
 
@@ -26,7 +26,7 @@ def record_batch(
     *,
     base_offset: int = 0,
     compression: str = "none",
-    base_timestamp: Optional[int] = None,
+    base_timestamp: int | None = None,
     log_append_time: bool = False,
     transactional: bool = False,
     producer_id: int = -1,
@@ -53,7 +53,7 @@ def control_batch(
     producer_id: int,
     producer_epoch: int = 0,
     base_offset: int = 0,
-    timestamp: Optional[int] = None,
+    timestamp: int | None = None,
 ) -> bytes:
     """An end-transaction marker batch: COMMIT (``commit=True``) or ABORT."""
     return encode_kafka_control_batch(
@@ -61,7 +61,7 @@ def control_batch(
     )
 
 
-def kop_entry(batches: Sequence[bytes], *, publish_time: Optional[int] = None) -> bytes:
+def kop_entry(batches: Sequence[bytes], *, publish_time: int | None = None) -> bytes:
     """A stored entry holding ``batches`` as KoP's ``kafka`` entry format writes it."""
     return encode_kop_entry(list(batches), publish_time=publish_time)
 

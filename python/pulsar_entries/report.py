@@ -92,7 +92,11 @@ def stats_from_arrow(entries: pa.Table, messages: pa.Table) -> Stats:
         mm = pc.min_max(pc.cast(good[col], pa.int64()))
         return mm["min"].as_py(), mm["max"].as_py()
 
-    st.publish_range, st.broker_range, st.index_range = rng("publish_time"), rng("broker_timestamp"), rng("broker_index")
+    st.publish_range, st.broker_range, st.index_range = (
+        rng("publish_time"),
+        rng("broker_timestamp"),
+        rng("broker_index"),
+    )
     chunks = good.filter(pc.is_valid(good["uuid"]))
     st.chunk_entries, st.chunked_messages = chunks.num_rows, pc.count_distinct(chunks["uuid"]).as_py()
     for name, col in (("processors", "processor"), ("transactions", "txn_status")):
@@ -101,14 +105,17 @@ def stats_from_arrow(entries: pa.Table, messages: pa.Table) -> Stats:
             if v is not None:
                 counts[v] = counts.get(v, 0) + 1
     st.rate_bucket_ms = _bucket_ms(*st.publish_range)
-    if st.rate_bucket_ms:
-        lo = st.publish_range[0]
-        counts: dict[int, int] = {}
+    lo = st.publish_range[0]
+    if st.rate_bucket_ms and lo is not None:
+        buckets: dict[int, int] = {}
         for t in pc.cast(good["publish_time"], pa.int64()).to_pylist():
             b = lo + (t - lo) // st.rate_bucket_ms * st.rate_bucket_ms
-            counts[b] = counts.get(b, 0) + 1
-        st.rate = sorted(counts.items())
-    st.errors = [(r["ledger_id"], r["entry_id"], r["error"]) for r in bad.select(["ledger_id", "entry_id", "error"]).to_pylist()[:10]]
+            buckets[b] = buckets.get(b, 0) + 1
+        st.rate = sorted(buckets.items())
+    st.errors = [
+        (r["ledger_id"], r["entry_id"], r["error"])
+        for r in bad.select(["ledger_id", "entry_id", "error"]).to_pylist()[:10]
+    ]
     return st
 
 
@@ -118,11 +125,15 @@ def stats_from_spark(entries: Any, messages: Any) -> Stats:
     from pyspark.sql import functions as F
 
     st = Stats()
-    e = entries.select(F.length("data").alias("size")).agg(
-        F.count("*").alias("n"),
-        F.coalesce(F.sum("size"), F.lit(0)).alias("bytes"),
-        F.percentile_approx("size", list(QUANTILES)).alias("q"),
-    ).first()
+    e = (
+        entries.select(F.length("data").alias("size"))
+        .agg(
+            F.count("*").alias("n"),
+            F.coalesce(F.sum("size"), F.lit(0)).alias("bytes"),
+            F.percentile_approx("size", list(QUANTILES)).alias("q"),
+        )
+        .first()
+    )
     st.entries, st.entry_bytes, st.entry_size_q = e["n"], e["bytes"], list(e["q"] or [])
     for r in entries.groupBy(F.floor(F.log2(F.greatest(F.length("data"), F.lit(1)))).alias("b")).count().collect():
         st.entry_size_hist[int(r["b"])] = r["count"]
@@ -156,15 +167,23 @@ def stats_from_spark(entries: Any, messages: Any) -> Stats:
     for name, col in (("processors", "processor"), ("transactions", "txn_status")):
         rows = good.filter(F.col(col).isNotNull()).groupBy(col).count().collect()
         setattr(st, name, {r[col]: r["count"] for r in rows})
-    b = per_entry.filter("bi >= 0").agg(F.count("*").alias("c"), F.percentile_approx("n", list(QUANTILES)).alias("q")).first()
+    b = (
+        per_entry.filter("bi >= 0")
+        .agg(F.count("*").alias("c"), F.percentile_approx("n", list(QUANTILES)).alias("q"))
+        .first()
+    )
     st.batch_entries, st.batch_size_q = b["c"], list(b["q"] or [])
-    for r in good.filter(F.col("value").isNotNull()).groupBy(
-        F.floor(F.log2(F.greatest(F.length("value"), F.lit(1)))).alias("b")
-    ).count().collect():
+    for r in (
+        good.filter(F.col("value").isNotNull())
+        .groupBy(F.floor(F.log2(F.greatest(F.length("value"), F.lit(1)))).alias("b"))
+        .count()
+        .collect()
+    ):
         st.value_size_hist[int(r["b"])] = r["count"]
     st.rate_bucket_ms = _bucket_ms(*st.publish_range)
-    if st.rate_bucket_ms:
-        lo, width = st.publish_range[0], st.rate_bucket_ms
+    lo = st.publish_range[0]
+    if st.rate_bucket_ms and lo is not None:
+        width = st.rate_bucket_ms
         bucket = F.lit(lo) + F.floor((F.round(F.col("publish_time").cast("double") * 1000) - lo) / width) * width
         st.rate = sorted((int(r["b"]), r["count"]) for r in good.groupBy(bucket.alias("b")).count().collect())
     st.errors = [
@@ -234,9 +253,7 @@ def _svg_bars(title: str, bars: list[tuple[str, int]], width: int = 640, height:
         )
     step = max(1, len(bars) // 8)
     for i in range(0, len(bars), step):
-        parts.append(
-            f'<text x="{pad + i * bw:.1f}" y="{height - 12}" font-size="10">{html.escape(bars[i][0])}</text>'
-        )
+        parts.append(f'<text x="{pad + i * bw:.1f}" y="{height - 12}" font-size="10">{html.escape(bars[i][0])}</text>')
     parts.append(f'<text x="4" y="36" font-size="10">{top:,}</text></svg>')
     return "".join(parts)
 

@@ -16,10 +16,14 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from . import _native, kafka
+
+if TYPE_CHECKING:
+    from ._native import KafkaRecordDict, MessageDict
 
 CODECS = ("none", "lz4", "zlib", "zstd", "snappy")
 MARKER_COMMIT = bytes.fromhex(
@@ -65,7 +69,7 @@ def _value(rng: random.Random, producer: int, seq: int) -> bytes:
 
 def _document(rng: random.Random, producer: int, seq: int, size: int) -> bytes:
     """A large JSON document (an export, a report): big enough to be chunked."""
-    rows = []
+    rows: list[str] = []
     while sum(len(r) for r in rows) < size:
         rows.append(_value(rng, producer, seq).decode())
     return ('{"producer":%d,"seq":%d,"rows":[%s]}' % (producer, seq, ",".join(rows))).encode()
@@ -74,7 +78,7 @@ def _document(rng: random.Random, producer: int, seq: int, size: int) -> bytes:
 def _pulsar_entry(rng: random.Random, p: int, seq: int, clock: int) -> tuple[bytes, int]:
     n = rng.choice([1, 1, 2, 5, 10, 50, 100, 200])
     batch = n > 1 or rng.random() < 0.7
-    msgs = []
+    msgs: list[MessageDict] = []
     for i in range(n):
         key = f"user-{rng.randrange(200)}" if rng.random() < 0.9 else None
         value = None if key is not None and rng.random() < 0.03 else _value(rng, p, seq + i)
@@ -99,7 +103,7 @@ def _pulsar_entry(rng: random.Random, p: int, seq: int, clock: int) -> tuple[byt
 
 def _kafka_batch(rng: random.Random, clock: int, *, producer_id: int = -1, epoch: int = -1) -> tuple[bytes, int]:
     n = rng.choice([1, 3, 10, 40])
-    records = []
+    records: list[KafkaRecordDict] = []
     for i in range(n):
         key = f"account-{rng.randrange(100)}".encode() if rng.random() < 0.8 else None
         records.append(
@@ -194,8 +198,11 @@ def generate_topic(
         elif ending:
             pid = ending[0]
             del open_txn[pid]
-            data.append(kafka.kop_entry([kafka.control_batch(rng.random() < 0.7, producer_id=pid, timestamp=clock)],
-                                        publish_time=clock))
+            data.append(
+                kafka.kop_entry(
+                    [kafka.control_batch(rng.random() < 0.7, producer_id=pid, timestamp=clock)], publish_time=clock
+                )
+            )
             counts.append(0)
             kind.append("marker")
         elif rng.random() < kafka_share:

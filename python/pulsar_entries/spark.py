@@ -11,8 +11,8 @@ Spark's Arrow schemas differ from ours in two ways, handled here:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Optional, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -99,7 +99,7 @@ def decode(
     keep_markers: bool = False,
     max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
     processors: Any = None,
-    columns: Optional[Sequence[str]] = None,
+    columns: Sequence[str] | None = None,
 ) -> DataFrame:
     """Decodes a DataFrame of entries (``ledger_id``, ``entry_id``, ``data``,
     optional ``partition``) into one row per message, as :func:`pulsar_entries.decode`.
@@ -146,7 +146,9 @@ SLICE_ENTRIES = 1024
 SLICE_BYTES = 4 << 20
 
 
-def slices(batch: pa.RecordBatch, max_rows: int = SLICE_ENTRIES, max_bytes: int = SLICE_BYTES) -> Iterator[pa.RecordBatch]:
+def slices(
+    batch: pa.RecordBatch, max_rows: int = SLICE_ENTRIES, max_bytes: int = SLICE_BYTES
+) -> Iterator[pa.RecordBatch]:
     """Zero-copy slices of an entry batch of at most ``max_rows`` entries and
     about ``max_bytes`` of entry data (at least one entry each)."""
     import pyarrow.compute as pc
@@ -161,7 +163,7 @@ def slices(batch: pa.RecordBatch, max_rows: int = SLICE_ENTRIES, max_bytes: int 
     while start < n:
         base = ends[start - 1] if start else 0
         # The last row whose cumulative size stays within the budget, at least one row.
-        stop = int(ends[start:min(n, start + max_rows)].searchsorted(base + max_bytes, side="right")) + start
+        stop = int(ends[start : min(n, start + max_rows)].searchsorted(base + max_bytes, side="right")) + start
         stop = max(stop, start + 1)
         yield batch.slice(start, stop - start)
         start = stop
@@ -257,9 +259,9 @@ def last_batch_index(col: Any):
 
     @pandas_udf(IntegerType())  # type: ignore[call-overload]
     def udf(data):
-        from pulsar_entries import _native as native
-
         import pandas as pd
+
+        from pulsar_entries import _native as native
 
         col = native.last_batch_indexes(pa.array(data, type=pa.binary())).column("last_batch_index")
         return col.to_pandas(types_mapper={pa.int32(): pd.Int32Dtype()}.get)
@@ -329,7 +331,9 @@ def compact(
             verify_checksum=verify_checksum,
             max_uncompressed_size=max_uncompressed_size,
         )
-    opts = dict(retain_null_key=retain_null_key, verify_checksum=verify_checksum, max_uncompressed_size=max_uncompressed_size)
+    opts: dict[str, Any] = dict(
+        retain_null_key=retain_null_key, verify_checksum=verify_checksum, max_uncompressed_size=max_uncompressed_size
+    )
     entries = _entry_frame(df)
     has_partition = "partition" in entries.columns
     if not has_partition:
@@ -430,9 +434,7 @@ def from_spark(batch: pa.RecordBatch) -> pa.RecordBatch:
 def _null_columns(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` with ``schema``'s columns, those it lacks filled with nulls."""
     n = batch.num_rows
-    cols = [
-        batch.column(f.name).cast(f.type) if f.name in batch.schema.names else pa.nulls(n, f.type) for f in schema
-    ]
+    cols = [batch.column(f.name).cast(f.type) if f.name in batch.schema.names else pa.nulls(n, f.type) for f in schema]
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
@@ -452,9 +454,17 @@ def _partition_ranges(ordered: DataFrame, with_publish_time: bool = False) -> li
 
     pos = F.struct("ledger_id", "entry_id")
     aggs = [F.min(pos).alias("lo"), F.max(pos).alias("hi")]
-    aggs.append(F.max(F.unix_micros("publish_time")).alias("t") if with_publish_time else F.max(F.lit(None).cast("long")).alias("t"))
-    return ordered.select(F.spark_partition_id().alias("sp"), *_POSITION, *(
-        ["publish_time"] if with_publish_time else [])).groupBy("sp", "partition").agg(*aggs).collect()
+    aggs.append(
+        F.max(F.unix_micros("publish_time")).alias("t")
+        if with_publish_time
+        else F.max(F.lit(None).cast("long")).alias("t")
+    )
+    return (
+        ordered.select(F.spark_partition_id().alias("sp"), *_POSITION, *(["publish_time"] if with_publish_time else []))
+        .groupBy("sp", "partition")
+        .agg(*aggs)
+        .collect()
+    )
 
 
 def _contiguous_ranges(rows: list[Any]) -> dict[int, list[tuple]] | None:
@@ -473,7 +483,9 @@ def _contiguous_ranges(rows: list[Any]) -> dict[int, list[tuple]] | None:
     return by_topic
 
 
-def _plan_seeds(rows: list[Any]) -> tuple[dict[int, dict[int, int]], dict[int, int], dict[int, dict[int, tuple]]] | None:
+def _plan_seeds(
+    rows: list[Any],
+) -> tuple[dict[int, dict[int, int]], dict[int, int], dict[int, dict[int, tuple]]] | None:
     """Seeds per Spark partition (the stream time before its range, per topic
     partition), final watermarks, and each Spark partition's expected ranges;
     None when the ranges are not contiguous."""
@@ -523,7 +535,9 @@ def reassemble_chunks(
 
     if "partition" not in df.columns:
         df = df.withColumn("partition", F.lit(-1).cast("int"))
-    opts = dict(max_pending=max_pending, expire_after_ms=expire_after_ms, max_message_size=max_message_size)
+    opts: dict[str, Any] = dict(
+        max_pending=max_pending, expire_after_ms=expire_after_ms, max_message_size=max_message_size
+    )
     ordered = _topic_order(df)
     plan = _plan_seeds(_partition_ranges(ordered, with_publish_time=True))
     if plan is None:
@@ -545,7 +559,9 @@ def reassemble_chunks(
 
         from pulsar_entries import _native as native
 
-        sp = TaskContext.get().partitionId()
+        ctx = TaskContext.get()
+        assert ctx is not None, "runs inside a Spark task"
+        sp = ctx.partitionId()
         expected = ranges.get(sp, {})
         r = None
         large = False
@@ -701,8 +717,9 @@ def to_ledger_records(df: DataFrame) -> DataFrame:
     ``[u32 idLen][MessageIdData][u32 len][entry]``, as
     :func:`pulsar_entries.to_ledger_records`: ``ledger_id``, ``entry_id``, ``record``."""
     cols = [c for c in ("ledger_id", "entry_id", "partition", "data") if c in df.columns]
-    empty = pa.table({"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()),
-                      "data": pa.array([], pa.binary())})
+    empty = pa.table(
+        {"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()), "data": pa.array([], pa.binary())}
+    )
     schema = _native.to_ledger_records(empty).schema
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

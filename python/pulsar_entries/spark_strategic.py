@@ -146,7 +146,7 @@ def compact_with_strategy(
 
     def rebuild(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pulsar_entries import _native as native
-        from pulsar_entries.spark import conform, _is_large
+        from pulsar_entries.spark import _is_large, conform
 
         for batch in batches:
             large = _is_large(batch)

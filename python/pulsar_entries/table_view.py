@@ -26,9 +26,9 @@ Listener = Callable[[str, Optional[Any]], None]
 
 
 class _Item:
-    __slots__ = ("raw", "ledger_id", "entry_id", "batch_index", "publish_time")
+    __slots__ = ("batch_index", "entry_id", "ledger_id", "publish_time", "raw")
 
-    def __init__(self, raw: bytes, ledger_id: int, entry_id: int, batch_index: int, publish_time: Optional[int]):
+    def __init__(self, raw: bytes, ledger_id: int, entry_id: int, batch_index: int, publish_time: int | None):
         self.raw = raw
         self.ledger_id = ledger_id
         self.entry_id = entry_id
@@ -51,7 +51,7 @@ class TableView:
         self._items: dict[str, _Item] = {}
         self._decoded: dict[str, Any] = {}
         self._listeners: list[Listener] = []
-        self._errors: list[tuple[Optional[int], Optional[int], str]] = []
+        self._errors: list[tuple[int | None, int | None, str]] = []
 
     @classmethod
     def from_entries(cls, entries: Any, strategy: Any = None, **kwargs: Any) -> TableView:
@@ -81,7 +81,7 @@ class TableView:
         for key, value, ledger, entry, index, t in zip(keys, values, ledgers, entry_ids, indexes, times):
             self._offer(key, value or None, ledger, entry, index, t)
 
-    def _offer(self, key: str, raw: Optional[bytes], ledger: int, entry: int, index: int, t: Optional[int]) -> None:
+    def _offer(self, key: str, raw: bytes | None, ledger: int, entry: int, index: int, t: int | None) -> None:
         current = self._items.get(key)
         if self._strategy is not None:
             prev_raw = None if current is None else current.raw
@@ -100,7 +100,7 @@ class TableView:
         for listener in list(self._listeners):
             listener(key, None if raw is None else self.get(key))
 
-    def _keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool:
+    def _keep_left(self, prev: bytes | None, cur: bytes | None) -> bool:
         if isinstance(self._strategy, _Builtin):
             return bool(self._strategy._native.should_keep_left(prev, cur))
         assert self._adapter is not None
@@ -133,7 +133,7 @@ class TableView:
         names = set(table.column_names)
         if "data" in names:
             rows = _native.keyed_messages(table)
-        elif _DECODED_COLUMNS <= names:
+        elif names >= _DECODED_COLUMNS:
             rows = self._from_decoded(table)
         else:
             raise ValueError(
@@ -189,7 +189,7 @@ class TableView:
 
     # ------------------------------------------------------------- reading
 
-    def _decode(self, raw: Optional[bytes]) -> Any:
+    def _decode(self, raw: bytes | None) -> Any:
         return None if raw is None else self._format.decode(raw)
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -223,7 +223,7 @@ class TableView:
         return [(k, self.get(k)) for k in self._items]
 
     @property
-    def errors(self) -> list[tuple[Optional[int], Optional[int], str]]:
+    def errors(self) -> list[tuple[int | None, int | None, str]]:
         """``(ledger_id, entry_id, error)`` of every row skipped so far."""
         return list(self._errors)
 

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401
+import pyarrow.compute
 import pyarrow.parquet as pq
 import pytest
 
@@ -27,8 +27,10 @@ def test_sample_topic_reconciles_with_decode():
     assert good["broker_index"].null_count == 0  # every entry was stamped
     # A KoP entry with a flipped byte fails its Kafka batch CRC after its metadata
     # was read, so its error row keeps the entry columns; a Pulsar one fails first.
-    kinds = sorted("kafka batch crc" if "crc32c mismatch" in e and e.startswith("Kafka") else e.split(":")[0]
-                   for e in errors["error"].to_pylist())
+    kinds = sorted(
+        "kafka batch crc" if "crc32c mismatch" in e and e.startswith("Kafka") else e.split(":")[0]
+        for e in errors["error"].to_pylist()
+    )
     assert kinds == ["checksum mismatch", "checksum mismatch", "kafka batch crc"]
     kafka_rows = good.filter(pa.compute.equal(good["processor"], "kafka"))
     kafka_errors = [r["num_messages"] for r in errors.to_pylist() if r["error"].startswith("Kafka")]
@@ -73,7 +75,9 @@ def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
     view = pe.TableView.from_entries(want)
     assert f"compacted view: {len(view):,} keys" in out
     position = pe.last_message_position(want)
-    assert f"{position.ledger_id}:{position.entry_id}:{position.batch_index}" in out.split("== last message position")[1]
+    assert (
+        f"{position.ledger_id}:{position.entry_id}:{position.batch_index}" in out.split("== last message position")[1]
+    )
 
 
 @pytest.mark.parametrize("engine", ["local", "spark"])
@@ -92,9 +96,10 @@ def test_compact_and_last_id(tmp_path, capsys, engine, spark):
     records = pq.read_table(out / "ledger-records").sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
     assert records.select(["ledger_id", "entry_id", "record"]).equals(pe.to_ledger_records(want))
     view = pq.read_table(out / "view")
-    assert view.select(["key", "value"]).to_pylist() == pe.TableView.from_entries(want).to_arrow().select(
-        ["key", "value"]
-    ).to_pylist()
+    assert (
+        view.select(["key", "value"]).to_pylist()
+        == pe.TableView.from_entries(want).to_arrow().select(["key", "value"]).to_pylist()
+    )
     assert main(["--engine", engine, "last-id", str(out / "compacted")]) == 0
     expected = pe.last_message_position(want)
     assert capsys.readouterr().out.startswith(f"{expected.ledger_id}:{expected.entry_id}:{expected.batch_index} ")
@@ -143,7 +148,9 @@ def test_generate_writes_parquet_and_offload_objects(tmp_path, capsys):
         inputs = list_inputs(str(tmp_path / "t" / source))
         assert {i[1] for i in inputs} == {kind} and len(inputs) == len(set(topic.entries["ledger_id"].to_pylist()))
         read = pa.Table.from_batches([b for i in inputs for b in read_file(*i)])
-        assert read.select(["ledger_id", "entry_id", "data"]).equals(topic.entries.select(["ledger_id", "entry_id", "data"]))
+        assert read.select(["ledger_id", "entry_id", "data"]).equals(
+            topic.entries.select(["ledger_id", "entry_id", "data"])
+        )
 
 
 def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
@@ -154,7 +161,15 @@ def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
     assert main(["--engine", "spark", "inspect", offload, "--html", str(tmp_path / "r.html")]) == 0
     on_spark = capsys.readouterr().out
     # Exact figures agree; quantile lines are approximate on Spark, so compare the exact ones.
-    exact = ("entries ", "messages decoded", "entries with error", "codecs", "distinct keys", "publish_time", "broker index")
+    exact = (
+        "entries ",
+        "messages decoded",
+        "entries with error",
+        "codecs",
+        "distinct keys",
+        "publish_time",
+        "broker index",
+    )
     pick = lambda text: [ln for ln in text.splitlines() if ln.startswith(exact)]  # noqa: E731
     assert pick(local) == pick(on_spark)
     assert (tmp_path / "r.html").exists()
@@ -183,7 +198,9 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
         text=True,
     )
     assert run.returncode == 1
-    assert run.stderr.strip().splitlines() == [f"pulsar-entries: error: {tmp_path / 'missing'}: no such file or directory"]
+    assert run.stderr.strip().splitlines() == [
+        f"pulsar-entries: error: {tmp_path / 'missing'}: no such file or directory"
+    ]
 
 
 def test_help_lists_every_command():

@@ -21,18 +21,18 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 import socket
+import struct
 import time
 
+import pulsar  # a missing pulsar-client must fail the module, not skip it
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_interop_pulsar_client import _CPP_COMPRESSION, _MockBroker, _pb_bytes, _pb_fields, _pb_int
 
-import pulsar  # a missing pulsar-client must fail the module, not skip it
 import pulsar_entries as pe
 from pulsar_entries import ChunkMessageId, MessageId
-from test_interop_pulsar_client import _CPP_COMPRESSION, _MockBroker, _pb_bytes, _pb_fields, _pb_int
 
 CODECS = ["none", "lz4", "zlib", "zstd", "snappy"]
 T0 = 1_700_000_000_000
@@ -221,12 +221,16 @@ def test_cpp_producer_chunks_reassemble_with_its_ids(broker, codec):
 def our_topic(codec: str, ledger: int = 5):
     value = os.urandom(25_000) + b"end"
     chunks = pe.encode_chunked(
-        {"value": value, "key": "big"}, chunk_size=7_000, compression=codec, producer_name="ours", sequence_id=3,
+        {"value": value, "key": "big"},
+        chunk_size=7_000,
+        compression=codec,
+        producer_name="ours",
+        sequence_id=3,
         publish_time=T0,
     )
     after = pe.encode_entry([{"value": b"next"}], producer_name="ours", sequence_id=4, publish_time=T0 + 1)
     assert len(chunks) == 4
-    return value, chunks + [after], ChunkMessageId(MessageId(ledger, 0), MessageId(ledger, 3))
+    return value, [*chunks, after], ChunkMessageId(MessageId(ledger, 0), MessageId(ledger, 3))
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -284,7 +288,7 @@ def test_pip_107_seek_to_a_chunked_message_reads_it_first(broker):
 
 
 def test_seeking_to_the_last_chunk_loses_the_message_as_before_pip_107(broker):
-    value, entries, chunk_id = our_topic("lz4")
+    _value, entries, _chunk_id = our_topic("lz4")
     broker.serve(5, entries)
     got = _first_after_seek(broker, pulsar.MessageId(-1, 5, 3, -1), inclusive=True)
     assert got.data() == b"next"  # the C++ client drops the uncached last chunk

@@ -375,21 +375,33 @@ def stamp_inputs() -> list[bytes]:
     """Entries of every shape the interceptors see, one already carrying a prefix."""
     from pulsar_entries import kafka
 
-    batch = pulsar_entries.encode_entry([{"value": b"a"}, {"value": b"b"}, {"value": None, "key": "k"}],
-                                        compression="zstd", publish_time=1)
+    batch = pulsar_entries.encode_entry(
+        [{"value": b"a"}, {"value": b"b"}, {"value": None, "key": "k"}], compression="zstd", publish_time=1
+    )
     single = pulsar_entries.encode_entry([{"value": b"solo"}], publish_time=2)
     lone_batch = pulsar_entries.encode_entry([{"value": b"one"}], batch=True, publish_time=3)
     restamp = pulsar_entries.encode_entry([{"value": b"x"}] * 4, publish_time=4, broker_timestamp=9, broker_index=9)
     marker = bytes.fromhex(
-        "0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101")
-    kop = kafka.kop_entry([kafka.record_batch([{"value": b"k1"}, {"value": b"k2", "offset_delta": 6}]),
-                           kafka.record_batch([{"value": b"k3"}])], publish_time=5)
-    zero = bytes.fromhex("00000009" "0a0170100018015800")  # num_messages_in_batch = 0: no prefix
+        "0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101"
+    )
+    kop = kafka.kop_entry(
+        [
+            kafka.record_batch([{"value": b"k1"}, {"value": b"k2", "offset_delta": 6}]),
+            kafka.record_batch([{"value": b"k3"}]),
+        ],
+        publish_time=5,
+    )
+    zero = bytes.fromhex("000000090a0170100018015800")  # num_messages_in_batch = 0: no prefix
     return [batch, single, lone_batch, restamp, marker, kop, zero, batch]
 
 
 def java_stamp(entries: list[bytes], *, start_index: int, timestamp: bool, index: bool) -> list[dict]:
-    request = {"start_index": start_index, "timestamp": timestamp, "index": index, "entries": [e.hex() for e in entries]}
+    request = {
+        "start_index": start_index,
+        "timestamp": timestamp,
+        "index": index,
+        "entries": [e.hex() for e in entries],
+    }
     return run_harness("stamp", json.dumps(request))
 
 
@@ -407,8 +419,10 @@ def test_stamp_prefix_equals_pulsars_timestamp_interceptor_for_the_same_clock(wi
     # take the times Pulsar stamped and give ours the same ones.
     entries = stamp_inputs()
     java = [bytes.fromhex(j["entry"]) for j in java_stamp(entries, start_index=-1, timestamp=True, index=with_index)]
-    times = [(pulsar_entries.parse_entry(j)["broker_entry_metadata"] or {"broker_timestamp": 0})["broker_timestamp"]
-             for j in java]
+    times = [
+        (pulsar_entries.parse_entry(j)["broker_entry_metadata"] or {"broker_timestamp": 0})["broker_timestamp"]
+        for j in java
+    ]
     assert all(t > 1_600_000_000_000 for i, t in enumerate(times) if i != 6)
     ours = pulsar_entries.stamp(pulsar_entries.entries_table(entries), timestamps=times, index=with_index)
     assert ours["data"].to_pylist() == java

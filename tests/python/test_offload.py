@@ -112,9 +112,7 @@ def test_block_splits_read_from_byte_ranges(tmp_path):
     assert clean(offload.read_offloaded_ledger(name, filesystem=fs, first_entry=199)) == [
         {"ledger_id": 77, "entry_id": 199, "data": entries[199]}
     ]
-    assert offload.discover("", filesystem=fs) == [
-        offload.OffloadedObject(name, f"{name}-index", 77, U1)
-    ]
+    assert offload.discover("", filesystem=fs) == [offload.OffloadedObject(name, f"{name}-index", 77, U1)]
     assert clean(offload.read_offloaded_ledger(f"file://{obj.data_path}")) == clean(
         offload.read_offloaded_ledger(obj.data_path)
     )
@@ -161,9 +159,7 @@ def test_damage_becomes_error_rows_and_nothing_is_lost(tmp_path):
     # 2. Truncated at a block boundary: the index knows what is gone.
     Path(obj.data_path).write_bytes(bytes(raw[: blocks[-1].offset]))
     last = blocks[-1]
-    assert errors(offload.read_offloaded_ledger(obj.data_path))[-1].startswith(
-        f"entries {last.first_entry_id}..=39 "
-    )
+    assert errors(offload.read_offloaded_ledger(obj.data_path))[-1].startswith(f"entries {last.first_entry_id}..=39 ")
     # 3. Broken index: one error row says so, the headers are read alone.
     Path(obj.data_path).write_bytes(bytes(raw))
     Path(obj.index_path).write_bytes(b"\x00" * 10)
@@ -291,7 +287,11 @@ def pulsar_written(tmp_path_factory):
         }
     )
     out = harness("offload-write", requests)
-    return {"ledger": list(zip(cases[:-1], out[: len(cases) - 1])), "oversized": out[len(cases) - 1], "streaming": out[-1]}
+    return {
+        "ledger": list(zip(cases[:-1], out[: len(cases) - 1])),
+        "oversized": out[len(cases) - 1],
+        "streaming": out[-1],
+    }
 
 
 def test_objects_written_by_pulsar_read_identically(pulsar_written, tmp_path):
@@ -335,9 +335,7 @@ def test_pulsars_oversized_entry_loss_is_reported(pulsar_written):
     ledger = 100 + len(LEDGER_CASES)
     assert [r["data"] for r in rows[:2]] == OVERSIZED[:2]
     assert rows[2]["entry_id"] == 2 and rows[2]["data"] is None
-    assert rows[2]["error"].startswith(
-        f"entries 2..=3 (2 entries) of ledger {ledger} are missing from the data object"
-    )
+    assert rows[2]["error"].startswith(f"entries 2..=3 (2 entries) of ledger {ledger} are missing from the data object")
     assert len(rows) == 3
     index = offload.read_offload_index(out["index"])
     blocks = index["ledgers"][0]["blocks"]
@@ -383,8 +381,7 @@ def pulsar_read(tmp_path_factory):
     )
     many_entries, many = cases[1]
     requests = [
-        {"data": o.data_path, "index": o.index_path, "variant": "ledger", "ledger_ids": [o.ledger_id]}
-        for _, o in cases
+        {"data": o.data_path, "index": o.index_path, "variant": "ledger", "ledger_ids": [o.ledger_id]} for _, o in cases
     ]
     requests.append(
         {

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import random
 
+import entrygen
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import spark_entries, spark_units
-
-import entrygen
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
@@ -43,7 +42,7 @@ def chunky_topic() -> pa.Table:
             )
         )
     msgs[2] = msgs[2][:2] + msgs[2]  # resent from chunk 0
-    msgs[4] = msgs[4][:3] + [msgs[4][1]] + msgs[4][3:]  # a duplicate
+    msgs[4] = [*msgs[4][:3], msgs[4][1], *msgs[4][3:]]  # a duplicate
     msgs[5] = msgs[5][1:]  # chunk 0 lost: an orphan
     queues = [list(m) for m in msgs]
     step = 0
@@ -168,10 +167,14 @@ def test_last_batch_index_follows_pip_429(spark):
     rows = compacted.select(["ledger_id", "entry_id", "data"]).to_pylist() + [
         {"ledger_id": 99, "entry_id": i, "data": d} for i, d in enumerate(extra)
     ]
-    table = pa.Table.from_pylist(rows, schema=pa.schema([("ledger_id", pa.int64()), ("entry_id", pa.int64()), ("data", pa.binary())]))
+    table = pa.Table.from_pylist(
+        rows, schema=pa.schema([("ledger_id", pa.int64()), ("entry_id", pa.int64()), ("data", pa.binary())])
+    )
     got = {
         (r["ledger_id"], r["entry_id"]): r["i"]
-        for r in spark_entries(spark, table).select("ledger_id", "entry_id", ps.last_batch_index("data").alias("i")).collect()
+        for r in spark_entries(spark, table)
+        .select("ledger_id", "entry_id", ps.last_batch_index("data").alias("i"))
+        .collect()
     }
     for row in rows:
         one = pa.Table.from_pylist([row], schema=table.schema)

@@ -52,9 +52,15 @@ def test_sample_topic_reconciles_with_decode():
     assert generate_topic(300, seed=3).entries.equals(topic.entries)  # deterministic
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
-    # The spark fixture starts the shared session first; the CLI then reuses it.
+@pytest.fixture(params=["local", pytest.param("spark", marks=pytest.mark.spark)])
+def engine(request):
+    """Each CLI engine; for Spark, the shared session starts first and the CLI reuses it."""
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    return request.param
+
+
+def test_demo_runs_end_to_end(tmp_path, capsys, engine):
     assert main(["--engine", engine, "--quiet", "demo", "--dir", str(tmp_path), "--entries", "200"]) == 0
     out = capsys.readouterr().out
     assert "reconciled:" in out and "checksum mismatch" in out and "codecs (entries)" in out
@@ -80,8 +86,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
     )
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_compact_and_last_id(tmp_path, capsys, engine, spark):
+def test_compact_and_last_id(tmp_path, capsys, engine):
     topic = generate_topic(120, seed=5)
     (tmp_path / "topic").mkdir()
     pq.write_table(topic.entries.slice(0, 60), tmp_path / "topic" / "a.parquet")
@@ -120,8 +125,7 @@ def test_compact_and_last_id(tmp_path, capsys, engine, spark):
     assert main(["last-id", str(out), "--horizon", "oops"]) == 1
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_seek(tmp_path, capsys, engine, spark):
+def test_seek(tmp_path, capsys, engine):
     topic = generate_topic(150, seed=2)
     assert main(["generate", str(tmp_path / "topic"), "--entries", "150", "--seed", "2"]) == 0
     capsys.readouterr()
@@ -153,6 +157,7 @@ def test_generate_writes_parquet_and_offload_objects(tmp_path, capsys):
         )
 
 
+@pytest.mark.spark
 def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
     assert main(["generate", str(tmp_path / "topic"), "--entries", "150"]) == 0
     assert main(["--engine", "local", "inspect", str(tmp_path / "topic" / "entries")]) == 0
@@ -175,6 +180,7 @@ def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
     assert (tmp_path / "r.html").exists()
 
 
+@pytest.mark.spark
 def test_decode_both_engines(tmp_path, capsys, spark):
     assert main(["generate", str(tmp_path / "topic"), "--entries", "50"]) == 0
     entries = str(tmp_path / "topic" / "entries")

@@ -3,14 +3,15 @@ API's contracts (incremental runs, ordering, bad input, ledger records)."""
 
 from __future__ import annotations
 
-import entrygen
 import pyarrow as pa
 import pytest
-from compaction_model import LEDGER, build, expected_entries, reference, topics
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
+
+from support import entrygen
+from support.compaction_model import LEDGER, build, expected_entries, reference, topics
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

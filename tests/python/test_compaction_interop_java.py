@@ -23,10 +23,13 @@ import random
 
 import pyarrow as pa
 import pytest
-from test_interop_java import run_harness
 
 import pulsar_entries as pe
 from pulsar_entries.sample import generate_topic
+
+from support.java_harness import run_harness
+
+pytestmark = pytest.mark.interop
 
 BYTE_EQUAL_CODECS = {None, "none", "zlib", "snappy"}
 

@@ -3,12 +3,13 @@ the last-message position rules (§11) and the publish-time search (§12)."""
 
 from __future__ import annotations
 
-import entrygen
 import pyarrow as pa
 import pytest
 
 import pulsar_entries as pe
 from pulsar_entries import MessagePosition
+
+from support import entrygen
 
 
 def table(entries, ledger=5):

@@ -2,11 +2,12 @@
 
 import pyarrow as pa
 import pytest
-from conftest import int_times
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
+
+from support.tables import int_times
 
 TS = pa.timestamp("ms", tz="UTC")
 EXPECTED_TYPES = {

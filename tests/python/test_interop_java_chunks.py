@@ -16,10 +16,13 @@ import json
 import random
 
 import pytest
-from test_interop_java import run_harness
 
 import pulsar_entries as pe
 from pulsar_entries import ChunkMessageId, MessageId
+
+from support.java_harness import run_harness
+
+pytestmark = pytest.mark.interop
 
 
 @pytest.fixture(scope="module")

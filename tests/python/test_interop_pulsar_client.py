@@ -23,11 +23,8 @@ Facts about pulsar-client 3.13.0 that these tests rely on (verified with hand-bu
 """
 
 import base64
-import contextlib
 import re
-import socket
 import struct
-import threading
 import zlib
 
 import pulsar  # a missing pulsar-client must fail the module, not skip it
@@ -38,52 +35,16 @@ from hypothesis import strategies as st
 
 import pulsar_entries
 
+from support.mock_broker import CPP_COMPRESSION, MockBroker, pb_fields
+
+pytestmark = pytest.mark.interop
+
 # --------------------------------------------------------------------------------------------------------------
 # Helpers: protobuf scan, codecs, pulsar-client wrappers
 # --------------------------------------------------------------------------------------------------------------
 
 _CODEC_NAMES = {0: "NONE", 1: "LZ4", 2: "ZLIB", 3: "ZSTD", 4: "SNAPPY"}
 _SEQ_RE = re.compile(r"\bseq=(\d+)")
-
-
-def _read_varint(buf, i):
-    result = shift = 0
-    while True:
-        if i >= len(buf):
-            raise AssertionError("truncated varint")
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return result, i
-
-
-def _pb_fields(buf):
-    """Minimal protobuf scan: {field_number: [raw values]} (varints as int, length-delimited as bytes)."""
-    out = {}
-    i = 0
-    while i < len(buf):
-        key, i = _read_varint(buf, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            val, i = _read_varint(buf, i)
-        elif wire == 2:
-            n, i = _read_varint(buf, i)
-            assert i + n <= len(buf), "truncated length-delimited field"
-            val = bytes(buf[i : i + n])
-            i += n
-        elif wire == 1:
-            val = bytes(buf[i : i + 8])
-            i += 8
-        elif wire == 5:
-            val = bytes(buf[i : i + 4])
-            i += 4
-        else:
-            raise AssertionError(f"unexpected wire type {wire}")
-        out.setdefault(num, []).append(val)
-    assert i == len(buf), "protobuf overran its buffer"
-    return out
 
 
 def _check_framing(buf, n):
@@ -94,7 +55,7 @@ def _check_framing(buf, n):
         (smm_size,) = struct.unpack_from(">I", buf, i)
         i += 4
         assert i + smm_size <= len(buf), "SingleMessageMetadata overruns the batch buffer"
-        smm = _pb_fields(buf[i : i + smm_size])
+        smm = pb_fields(buf[i : i + smm_size])
         i += smm_size
         assert 3 in smm, "SingleMessageMetadata.payload_size (required) missing"
         payload_size = smm[3][-1]
@@ -340,135 +301,9 @@ def test_pulsar_client_reads_checksum_independent_batch_buffer():
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _pb_varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _pb_int(num, value):
-    return _pb_varint(num << 3) + _pb_varint(value)
-
-
-def _pb_bytes(num, value):
-    if isinstance(value, str):
-        value = value.encode()
-    return _pb_varint(num << 3 | 2) + _pb_varint(len(value)) + value
-
-
-class _MockBroker:
-    """Just enough of the Pulsar binary protocol for one producer: CONNECT, PARTITIONED_METADATA (0 partitions),
-    LOOKUP (connect here), PRODUCER, SEND (captured, receipt = (1, n)), CLOSE_PRODUCER, PING. Field numbers from
-    PulsarApi.proto (BaseCommand: type 1; sub-command field number == type number)."""
-
-    def __init__(self, max_message_size=5 * 1024 * 1024):
-        self.max_message_size = max_message_size
-        self._sock = socket.create_server(("127.0.0.1", 0))
-        self.url = "pulsar://127.0.0.1:%d" % self._sock.getsockname()[1]
-        self.entries = []
-        self._lock = threading.Lock()
-        self._conns = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            self._conns.append(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    @staticmethod
-    def _recv(conn, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = conn.recv(n - len(buf))
-            if not chunk:
-                raise EOFError
-            buf += chunk
-        return buf
-
-    @staticmethod
-    def _reply(conn, typ, body):
-        cmd = _pb_int(1, typ) + _pb_bytes(typ, body)
-        conn.sendall(struct.pack(">II", 4 + len(cmd), len(cmd)) + cmd)
-
-    def _serve(self, conn):
-        try:
-            while True:
-                (total,) = struct.unpack(">I", self._recv(conn, 4))
-                frame = self._recv(conn, total)
-                (cmd_size,) = struct.unpack_from(">I", frame)
-                cmd = _pb_fields(frame[4 : 4 + cmd_size])
-                typ = cmd[1][0]
-                sub = _pb_fields(cmd[typ][0]) if typ in cmd else {}
-                if typ == 2:  # CONNECT -> CONNECTED
-                    self._reply(
-                        conn,
-                        3,
-                        _pb_bytes(1, "mock") + _pb_int(2, sub.get(4, [0])[0]) + _pb_int(3, self.max_message_size),
-                    )
-                elif typ == 21:  # PARTITIONED_METADATA -> response: 0 partitions, Success
-                    self._reply(conn, 22, _pb_int(1, 0) + _pb_int(2, sub[2][0]) + _pb_int(3, 0))
-                elif typ == 23:  # LOOKUP -> Connect to this broker, authoritative
-                    self._reply(
-                        conn, 24, _pb_bytes(1, self.url) + _pb_int(3, 1) + _pb_int(4, sub[2][0]) + _pb_int(5, 1)
-                    )
-                elif typ == 5:  # PRODUCER -> PRODUCER_SUCCESS
-                    name = sub.get(4, [b"mock-producer"])[0]
-                    self._reply(conn, 17, _pb_int(1, sub[3][0]) + _pb_bytes(2, name) + _pb_int(3, -1))
-                elif typ == 6:  # SEND: the rest of the frame is the stored entry
-                    with self._lock:
-                        self.entries.append(bytes(frame[4 + cmd_size :]))
-                        entry_id = len(self.entries) - 1
-                    self._reply(
-                        conn,
-                        7,
-                        _pb_int(1, sub[1][0])
-                        + _pb_int(2, sub[2][0])
-                        + _pb_bytes(3, _pb_int(1, 1) + _pb_int(2, entry_id)),
-                    )
-                elif typ == 15:  # CLOSE_PRODUCER -> SUCCESS
-                    self._reply(conn, 13, _pb_int(1, sub[2][0]))
-                elif typ == 18:  # PING -> PONG
-                    self._reply(conn, 19, b"")
-                else:
-                    self._handle(conn, typ, sub)
-        except (EOFError, OSError):
-            pass
-        finally:
-            conn.close()
-
-    def _handle(self, conn, typ, sub):
-        """Commands beyond the producer's (subclasses serve consumers)."""
-
-    def close(self):
-        self._sock.close()
-        for conn in self._conns:
-            with contextlib.suppress(OSError):
-                conn.close()
-
-
-_CPP_COMPRESSION = {
-    "none": pulsar.CompressionType.NONE,
-    "lz4": pulsar.CompressionType.LZ4,
-    "zlib": pulsar.CompressionType.ZLib,
-    "zstd": pulsar.CompressionType.ZSTD,
-    "snappy": pulsar.CompressionType.SNAPPY,
-}
-
-
 @pytest.fixture(scope="module")
 def cpp_producer():
-    broker = _MockBroker()
+    broker = MockBroker()
     client = pulsar.Client(
         broker.url, operation_timeout_seconds=10, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error)
     )
@@ -483,7 +318,7 @@ def cpp_producer():
             batching_max_messages=10_000,
             batching_max_publish_delay_ms=600_000,
             batching_max_allowed_size_in_bytes=4 * 1024 * 1024,
-            compression_type=_CPP_COMPRESSION[compression],
+            compression_type=CPP_COMPRESSION[compression],
         )
         before = len(broker.entries)
         try:

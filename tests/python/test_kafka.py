@@ -13,13 +13,14 @@ import struct
 
 import pyarrow as pa
 import pytest
-from conftest import int_times
 from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.util import calc_crc32c
 
 import pulsar_entries as pe
 from pulsar_entries import kafka
+
+from support.tables import int_times
 
 # kafka-python compression ids: the low three attribute bits.
 KAFKA_CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}

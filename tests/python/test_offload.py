@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,9 +23,8 @@ import pulsar_entries as pe
 from pulsar_entries import offload
 from pulsar_entries.sample import generate_topic
 
-REPO = Path(__file__).resolve().parents[2]
-RUN_SH = REPO / "tests" / "interop" / "java" / "run.sh"
-HARNESS_TIMEOUT_S = 900
+from support.java_harness import run_harness
+
 U1 = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
 U2 = "9b2d6f1e-0c4a-4e7b-8f00-aabbccddeeff"
 CTIME = 1_700_000_000_000
@@ -216,23 +213,7 @@ def test_discover_pairs_names_and_ignores_the_rest(tmp_path):
 
 def harness(command: str, requests: list[dict]) -> list[dict]:
     """`run.sh offload-write|offload-read` over a batch of requests (one JVM start)."""
-    missing = [tool for tool in ("java", "mvn", "bash") if shutil.which(tool) is None]
-    if missing:
-        pytest.fail(f"offload interop needs {', '.join(missing)} on PATH (Java 17+, Maven 3.8+)")
-    try:
-        proc = subprocess.run(
-            ["bash", str(RUN_SH), command],
-            input=json.dumps(requests),
-            capture_output=True,
-            text=True,
-            timeout=HARNESS_TIMEOUT_S,
-            cwd=REPO,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"run.sh {command} timed out after {exc.timeout}s")
-    if proc.returncode != 0:
-        pytest.fail(f"run.sh {command} failed with exit code {proc.returncode}:\n{proc.stderr[-5000:]}")
-    out = json.loads(proc.stdout)
+    out = run_harness(command, json.dumps(requests))
     assert len(out) == len(requests)
     return out
 
@@ -294,6 +275,7 @@ def pulsar_written(tmp_path_factory):
     }
 
 
+@pytest.mark.interop
 def test_objects_written_by_pulsar_read_identically(pulsar_written, tmp_path):
     for i, ((name, entries, block), out) in enumerate(pulsar_written["ledger"]):
         ledger = 100 + i
@@ -327,6 +309,7 @@ def test_objects_written_by_pulsar_read_identically(pulsar_written, tmp_path):
         assert Path(ours.index_path).read_bytes() == Path(out["index"]).read_bytes(), name
 
 
+@pytest.mark.interop
 def test_pulsars_oversized_entry_loss_is_reported(pulsar_written):
     """Pulsar's offloader, meeting an entry larger than a block, writes an empty block, stops,
     and completes the offload: the object lacks the rest of the ledger. We report the gap."""
@@ -344,6 +327,7 @@ def test_pulsars_oversized_entry_loss_is_reported(pulsar_written):
     assert index["data_object_length"] == blocks[1]["offset"] < os.path.getsize(out["data"])
 
 
+@pytest.mark.interop
 def test_streaming_objects_written_by_pulsar_match_ours(pulsar_written, tmp_path):
     ledgers = streaming_ledgers()
     entries = pa.concat_tables(table(e, ledger_id=l, first=f) for l, (f, e) in ledgers.items())
@@ -410,6 +394,7 @@ def pulsar_read(tmp_path_factory):
     }
 
 
+@pytest.mark.interop
 def test_objects_we_write_parse_in_pulsar(pulsar_read):
     for (entries, obj), res in pulsar_read["ledger"]:
         ours = offload.read_offload_index(obj.index_path)
@@ -436,6 +421,7 @@ def test_objects_we_write_parse_in_pulsar(pulsar_read):
     assert [bytes.fromhex(h) for h in res["entries"][str(ledger)]["entries"]] == want
 
 
+@pytest.mark.interop
 def test_streaming_objects_we_write_parse_in_pulsar(pulsar_read):
     ledgers, res = pulsar_read["streaming"]
     assert res["index"]["version"] == 2

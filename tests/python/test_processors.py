@@ -8,12 +8,13 @@ from multiprocessing import get_context
 
 import pyarrow as pa
 import pytest
-from conftest import int_times
-from lines_format import LinesProcessor, lines_entry
 
 import pulsar_entries as pe
 from pulsar_entries import kafka
 from pulsar_entries.processors import DEFAULT, KAFKA, PULSAR
+
+from support.lines_format import LinesProcessor, lines_entry
+from support.tables import int_times
 
 
 def mixed_topic() -> pa.Table:

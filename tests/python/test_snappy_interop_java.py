@@ -17,9 +17,13 @@ import base64
 import json
 import random
 
-from test_interop_java import run_harness
+import pytest
 
 import pulsar_entries as pe
+
+from support.java_harness import run_harness
+
+pytestmark = pytest.mark.interop
 
 LOREM = (
     b"Lorem ipsum dolor sit amet, consectetur adipiscing elit. Cras id massa odio. Duis commodo "

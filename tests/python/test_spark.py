@@ -4,11 +4,14 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from conftest import sorted_rows, spark_entries
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
 from pulsar_entries.sample import generate_topic
+
+from support.tables import sorted_rows, spark_entries
+
+pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import random
 
-import entrygen
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import spark_entries, spark_units
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
 from pulsar_entries.sample import generate_topic
+
+from support import entrygen
+from support.tables import spark_entries, spark_units
+
+pytestmark = pytest.mark.spark
 
 T0 = 1_700_000_000_000
 

@@ -10,13 +10,16 @@ A missing pyspark is a failure, never a skip.
 
 from __future__ import annotations
 
-import entrygen
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
 import pulsar_entries as pe
 from pulsar_entries.sample import generate_topic
+
+from support import entrygen
+
+pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -10,10 +10,13 @@ result must equal an in-process decode of the same entries.
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
 import pulsar_entries as pe
 from pulsar_entries import kafka
 from pulsar_entries.processors import KAFKA, PULSAR, Processor
+
+pytestmark = pytest.mark.spark
 
 
 def csv_entry(lines, *, publish_time):

@@ -15,20 +15,22 @@ from __future__ import annotations
 
 import random
 
-import entrygen
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-import strategic_examples
-from conftest import spark_entries
 from pyspark import cloudpickle
-from strategic_examples import MergeTail, ShortestWins
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
 from pulsar_entries.sample import generate_topic
 from pulsar_entries.strategies import FirstWins, LatestWins, VersionedState
+
+from support import entrygen, strategic_examples
+from support.strategic_examples import MergeTail, ShortestWins
+from support.tables import spark_entries
+
+pytestmark = pytest.mark.spark
 
 # The test module's strategies travel by value: executors cannot import tests/python.
 cloudpickle.register_pickle_by_value(strategic_examples)

@@ -7,12 +7,13 @@ import json
 
 import pyarrow as pa
 import pytest
-from compaction_model import build, topics
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
 from pulsar_entries.strategies import FirstWins, LatestWins, ValueFormat, VersionedState
+
+from support.compaction_model import build, topics
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -272,7 +273,7 @@ def test_table_view_listeners_deletes_and_skips():
 
 
 def test_table_view_inputs():
-    import entrygen
+    from support import entrygen
 
     value = bytes(range(40))
     chunks = entrygen.chunk_entries("big", value, 3)

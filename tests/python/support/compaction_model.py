@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import entrygen
 import pyarrow as pa
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
+
+from support import entrygen
 
 KEYS = ["k0", "k1", "k2", "k3"]
 MARKER = bytes.fromhex("0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101")

@@ -80,7 +80,8 @@ def main() -> None:
     from pyspark.sql import SparkSession
 
     import pulsar_entries.spark as ps
-    from pulsar_entries.sample import generate_topic
+    from pulsar_entries._sample import generate_topic
+    from pulsar_entries.spark._arrow import spark_arrow_schema
 
     builder = (
         SparkSession.builder.master("local[2]")
@@ -138,7 +139,7 @@ def main() -> None:
 
         path = os.path.join(work, f"out-{TaskContext.get().partitionId()}.arrow")
         rows = 0
-        with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, ps._spark_arrow_schema(schema_arrow, False)) as w:
+        with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, spark_arrow_schema(schema_arrow, False)) as w:
             for batch in batches:
                 for part in ps.slices(batch):
                     for out in native.decode(part).to_batches():

@@ -9,6 +9,18 @@ data moves zero-copy.
 from __future__ import annotations
 
 from . import kafka, offload, processors, strategies
+from ._broker import find_position_by_time, stamp
+from ._compaction import (
+    Compactor,
+    MessagePosition,
+    compact,
+    find_position_by_publish_time,
+    from_ledger_records,
+    last_message_position,
+    to_ledger_records,
+)
+from ._entries import entries_table
+from ._message_ids import message_ids, seek
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
     ChunkMessageId,
@@ -23,26 +35,13 @@ from ._native import (
     encode_entry,
     entry_metadata,
     find_position_by_offset,
-    find_position_by_time,
     parse_entry,
     reassemble_chunks,
     seek_position,
     set_broker_entry_metadata,
-    stamp,
     with_message_ids,
 )
-from .compaction import (
-    Compactor,
-    MessagePosition,
-    compact,
-    find_position_by_publish_time,
-    from_ledger_records,
-    last_message_position,
-    to_ledger_records,
-)
-from .entries import entries_table
-from .message_ids import message_ids, seek
-from .table_view import TableView
+from ._table_view import TableView
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",

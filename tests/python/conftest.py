@@ -12,6 +12,22 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.fixture
+def far_from_utc(monkeypatch):
+    """The process's local time zone set to UTC+05:30, so that a naive datetime
+    read as local time would be off by hours; restored afterwards."""
+    import datetime as dt
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    naive = dt.datetime(2024, 5, 1, 12, 0)
+    assert naive.timestamp() != naive.replace(tzinfo=dt.timezone.utc).timestamp(), "TZ did not take effect"
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
 def table_of():
     """Builds an entry table from entry bytes."""
 

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import pulsar_entries as pe
+from pulsar_entries._sample import generate_topic
 from pulsar_entries.cli import main
-from pulsar_entries.report import render_html, stats_from_arrow
-from pulsar_entries.sample import generate_topic
+from pulsar_entries.cli._report import render_html, stats_from_arrow
 
 
 def test_sample_topic_reconciles_with_decode():
@@ -52,6 +52,10 @@ def test_sample_topic_reconciles_with_decode():
     assert generate_topic(300, seed=3).entries.equals(topic.entries)  # deterministic
 
 
+#: Both engines, for tests whose Spark run takes tens of seconds.
+SLOW_ON_SPARK = ["local", pytest.param("spark", marks=[pytest.mark.spark, pytest.mark.slow])]
+
+
 @pytest.fixture(params=["local", pytest.param("spark", marks=pytest.mark.spark)])
 def engine(request):
     """Each CLI engine; for Spark, the shared session starts first and the CLI reuses it."""
@@ -60,6 +64,7 @@ def engine(request):
     return request.param
 
 
+@pytest.mark.parametrize("engine", SLOW_ON_SPARK, indirect=True)
 def test_demo_runs_end_to_end(tmp_path, capsys, engine):
     assert main(["--engine", engine, "--quiet", "demo", "--dir", str(tmp_path), "--entries", "200"]) == 0
     out = capsys.readouterr().out
@@ -86,6 +91,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys, engine):
     )
 
 
+@pytest.mark.parametrize("engine", SLOW_ON_SPARK, indirect=True)
 def test_compact_and_last_id(tmp_path, capsys, engine):
     topic = generate_topic(120, seed=5)
     (tmp_path / "topic").mkdir()
@@ -146,7 +152,7 @@ def test_seek(tmp_path, capsys, engine):
 def test_generate_writes_parquet_and_offload_objects(tmp_path, capsys):
     assert main(["generate", str(tmp_path / "t"), "--entries", "120"]) == 0
     topic = generate_topic(120)
-    from pulsar_entries.datasource import list_inputs, read_file
+    from pulsar_entries._inputs import list_inputs, read_file
 
     for source, kind in (("entries", "parquet"), ("offload", "offload")):
         inputs = list_inputs(str(tmp_path / "t" / source))

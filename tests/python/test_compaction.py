@@ -151,7 +151,7 @@ def test_unreadable_entries_are_kept_whole_with_the_reason():
 
 
 def test_stats_reconcile():
-    from pulsar_entries.sample import generate_topic
+    from pulsar_entries._sample import generate_topic
 
     # A plain Pulsar topic: KoP entries are kept unchanged and chunked messages whole,
     # which the model tests cover; here every count must reconcile exactly.

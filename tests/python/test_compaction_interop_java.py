@@ -25,7 +25,7 @@ import pyarrow as pa
 import pytest
 
 import pulsar_entries as pe
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 
 from support.java_harness import run_harness
 

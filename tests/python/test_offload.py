@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import pulsar_entries as pe
 from pulsar_entries import offload
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 
 from support.java_harness import run_harness
 

@@ -7,7 +7,7 @@ import pytest
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 
 from support.tables import sorted_rows, spark_entries
 

@@ -11,7 +11,7 @@ import pytest
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 
 from support import entrygen
 from support.tables import spark_entries, spark_units
@@ -66,6 +66,7 @@ def write_files(table: pa.Table, cuts: list[int], directory) -> str:
     return str(directory)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expire", [None, 1_000])
 def test_reassemble_chunks_across_file_partitions_equals_in_process(spark, tmp_path, expire):
     entries = chunky_topic()
@@ -91,6 +92,7 @@ def test_reassemble_chunks_of_shuffled_input_equals_in_process(spark):
     assert canonical(got) == canonical(want)
 
 
+@pytest.mark.slow
 def test_reassemble_chunks_of_the_sample_topic(spark, tmp_path):
     topic = generate_topic(400, seed=5)
     path = write_files(topic.entries, [100, 200, 300], tmp_path)
@@ -143,15 +145,24 @@ def test_find_position_by_time_equals_in_process(spark, t):
     assert got == want
 
 
-def test_find_position_by_time_accepts_datetimes(spark):
+def test_find_position_by_time_accepts_datetimes(spark, far_from_utc):
     import datetime as dt
 
     table = two_partitions()
     when = dt.datetime.fromtimestamp((T0 + 155) / 1000, dt.timezone.utc)
     row = ps.find_position_by_time(spark_entries(spark, table), when).filter("partition = 0").first()
     assert (row["ledger_id"], row["entry_id"]) == (3, 16)
-    with pytest.raises(ValueError, match="naive"):
-        ps.find_position_by_time(spark_entries(spark, table), when.replace(tzinfo=None))
+    # A naive datetime is UTC, as in process and in the CLI, whatever the local zone.
+    naive = ps.find_position_by_time(spark_entries(spark, table), when.replace(tzinfo=None))
+    assert [tuple(r) for r in naive.collect()] == [
+        tuple(r) for r in ps.find_position_by_time(spark_entries(spark, table), when).collect()
+    ]
+    assert (
+        naive.filter("partition = 0").first()["entry_id"],
+        pe.find_position_by_time(
+            table.filter(pa.compute.equal(table["partition"], 0)), when.replace(tzinfo=None)
+        ).entry_id,
+    ) == (16, 16)
 
 
 # ----------------------------------------------------------------------------- last_batch_index

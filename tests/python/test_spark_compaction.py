@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pytest
 
 import pulsar_entries as pe
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 
 from support import entrygen
 

@@ -23,7 +23,7 @@ from pyspark import cloudpickle
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 from pulsar_entries.strategies import FirstWins, LatestWins, VersionedState
 
 from support import entrygen, strategic_examples
@@ -190,6 +190,7 @@ def test_random_cuts_and_shuffles_equal_in_process(spark, tmp_path, seed):
     same(expected, spark_compact(shuffled, strategy=strategy, retain_null_key=retain))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retain_null_key", [False, True])
 def test_sample_topic_equals_in_process(spark, tmp_path, retain_null_key):
     table = mixed_topic()
@@ -203,6 +204,7 @@ def test_sample_topic_equals_in_process(spark, tmp_path, retain_null_key):
         same(expected, spark_compact(df, strategy=strategy, retain_null_key=retain_null_key))
 
 
+@pytest.mark.slow
 def test_sample_topic_hash_partitioned_with_topic_partitions(spark):
     one = generate_topic(120, seed=2).entries
     two = chunky_topic(4)
@@ -289,6 +291,7 @@ def test_builtin_strategies_pickle():
         pe._native.NativeStrategy("nope")
 
 
+@pytest.mark.slow
 def test_chunk_boundary_cases(spark, tmp_path):
     """Each boundary case of the partition pass, with files cut exactly there:
     a message restarted (chunk 0 resent) after its first attempt crossed a

@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -283,9 +284,17 @@ class SparkEngine(Engine):
             self._session = spark
         return self._session
 
-    def entries(self, source: str | Path) -> DataFrame:
-        from .. import spark as ps
+    @property
+    def ps(self) -> ModuleType:
+        """:mod:`pulsar_entries.spark`, once the session is up (which says what is missing)."""
+        if self._session is None:
+            self.spark  # noqa: B018 - first: without pyspark, a one-line error that says what to install
+        from .. import spark
 
+        return spark
+
+    def entries(self, source: str | Path) -> DataFrame:
+        ps = self.ps
         return ps.read_entries(self.spark, str(source))
 
     def describe(self) -> str:
@@ -301,23 +310,21 @@ class SparkEngine(Engine):
         return self.entries(source).drop("error").toArrow()
 
     def decode(self, source: str | Path, out: str | Path, **options: Any) -> tuple[int, int]:
-        from .. import spark as ps
-
+        ps = self.ps
         ps.decode(self.entries(source), **options).write.mode("overwrite").parquet(str(out))
         written = self.spark.read.parquet(str(out))
         return written.count(), written.filter("error IS NOT NULL").count()
 
     def stats(self, source: str | Path, messages: str | Path | None = None) -> Stats:
-        from .. import spark as ps
         from ._report import stats_from_spark
 
+        ps = self.ps
         entries = self.entries(source)
         decoded = self.spark.read.parquet(str(messages)) if messages is not None else ps.decode(entries)
         return stats_from_spark(entries, decoded)
 
     def compact(self, source: str | Path, outputs: dict[str, Path], *, head: int = 0, **options: Any) -> Compacted:
-        from .. import spark as ps
-
+        ps = self.ps
         started = time.perf_counter()
         path = outputs["compacted"]
         ps.compact(self.entries(source).drop("error"), **options).write.mode("overwrite").parquet(str(path))
@@ -336,14 +343,12 @@ class SparkEngine(Engine):
         return Compacted(f"{rows:,} entries in {took:.1f}s", keys, view_head)
 
     def reassemble_chunks(self, messages: str | Path) -> pa.Table:
-        from .. import spark as ps
-
+        ps = self.ps
         # Ledgers are files, so Spark partitions: messages crossing a ledger go through the shuffle.
         return ps.reassemble_chunks(self.spark.read.parquet(str(messages))).filter("status IS NOT NULL").toArrow()
 
     def seek(self, source: str | Path, t: int) -> list[SeekResult]:
-        from .. import spark as ps
-
+        ps = self.ps
         rows = ps.find_position_by_time(self.entries(source), t).collect()
         if not rows:
             raise CliError(f"{source}: no entries")
@@ -363,8 +368,7 @@ class SparkEngine(Engine):
             return LocalEngine(self.progress).last_message_position(
                 source, topic=topic, read_compacted=read_compacted, horizon=horizon
             )
-        from .. import spark as ps
-
+        ps = self.ps
         return ps.last_message_position(self.entries(source))
 
 

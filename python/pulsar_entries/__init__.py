@@ -20,7 +20,6 @@ from ._compaction import (
     to_ledger_records,
 )
 from ._entries import entries_table
-from ._message_ids import message_ids, seek
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
     ChunkMessageId,
@@ -42,6 +41,7 @@ from ._native import (
     with_message_ids,
 )
 from ._table_view import TableView
+from .message_ids import message_ids, seek
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",

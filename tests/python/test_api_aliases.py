@@ -15,7 +15,6 @@ MOVED = {
         "MessagePosition": pe.MessagePosition,
     },
     "pulsar_entries.entries": {"entries_table": pe.entries_table},
-    "pulsar_entries.message_ids": {"message_ids": pe.message_ids, "seek": pe.seek},
     "pulsar_entries.table_view": {"TableView": pe.TableView},
     "pulsar_entries.sample": {},
     "pulsar_entries.report": {},
@@ -53,6 +52,14 @@ def test_spark_aliases():
     assert datasource.PulsarEntriesDataSource is ps.PulsarEntriesDataSource
     assert datasource.list_inputs is _inputs.list_inputs and datasource.read_file is _inputs.read_file
     assert fresh_import("pulsar_entries.spark_strategic").compact_with_strategy is ps.compact_with_strategy
+
+
+def test_a_module_import_keeps_the_package_function_of_the_same_name():
+    """``pulsar_entries.message_ids`` is a module and a function: importing the
+    module must not replace the function (the module keeps its name for that)."""
+    function = pe.message_ids
+    importlib.import_module("pulsar_entries.message_ids")
+    assert pe.message_ids is function and callable(pe.message_ids)
 
 
 def test_importing_the_package_warns_nothing():

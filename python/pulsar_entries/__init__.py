@@ -9,29 +9,8 @@ data moves zero-copy.
 from __future__ import annotations
 
 from . import kafka, offload, processors, strategies
-from ._native import (
-    DEFAULT_MAX_UNCOMPRESSED_SIZE,
-    ChunkMessageId,
-    EntryContext,
-    EntryFormatError,
-    MessageId,
-    Position,
-    OffloadFormatError,
-    __version__,
-    decode,
-    encode_chunked,
-    encode_entry,
-    entry_metadata,
-    find_position_by_offset,
-    find_position_by_time,
-    parse_entry,
-    reassemble_chunks,
-    seek_position,
-    set_broker_entry_metadata,
-    stamp,
-    with_message_ids,
-)
-from .compaction import (
+from ._broker import find_position_by_time, stamp
+from ._compaction import (
     Compactor,
     MessagePosition,
     compact,
@@ -40,9 +19,29 @@ from .compaction import (
     last_message_position,
     to_ledger_records,
 )
-from .entries import entries_table
+from ._entries import entries_table
+from ._native import (
+    DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    ChunkMessageId,
+    EntryContext,
+    EntryFormatError,
+    MessageId,
+    OffloadFormatError,
+    Position,
+    __version__,
+    decode,
+    encode_chunked,
+    encode_entry,
+    entry_metadata,
+    find_position_by_offset,
+    parse_entry,
+    reassemble_chunks,
+    seek_position,
+    set_broker_entry_metadata,
+    with_message_ids,
+)
+from ._table_view import TableView
 from .message_ids import message_ids, seek
-from .table_view import TableView
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
@@ -52,9 +51,9 @@ __all__ = [
     "EntryFormatError",
     "MessageId",
     "MessagePosition",
+    "OffloadFormatError",
     "Position",
     "TableView",
-    "OffloadFormatError",
     "__version__",
     "compact",
     "decode",

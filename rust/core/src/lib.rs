@@ -23,6 +23,7 @@
 
 mod arrow_types;
 pub mod batch;
+pub mod bookkeeper;
 pub mod broker;
 pub mod chunks;
 pub mod compaction;
@@ -51,6 +52,12 @@ pub mod proto {
     /// (`proto/offload.proto`).
     pub mod offload {
         include!(concat!(env!("OUT_DIR"), "/pulsar_entries.offload.rs"));
+    }
+
+    /// Managed-ledger, bookie-registration and BookKeeper v3 protocol records
+    /// (`proto/bookkeeper.proto`).
+    pub mod bookkeeper {
+        include!(concat!(env!("OUT_DIR"), "/pulsar_entries.bookkeeper.rs"));
     }
 }
 

@@ -38,6 +38,7 @@ pub mod frame;
 pub mod kafka;
 pub mod message_id;
 pub mod metadata;
+pub mod metadata_store;
 pub mod offload;
 pub mod processor;
 pub mod seek;

@@ -58,7 +58,7 @@ pub struct ReadEntry {
 /// Turns a bookie id from the ledger metadata into a socket address
 /// (`host:port`). The default takes the id itself, which is what legacy and
 /// standalone bookies register as.
-pub type Resolver = dyn Fn(&str) -> Result<String, String>;
+pub type Resolver = dyn Fn(&str) -> Result<String, String> + Send + Sync;
 
 /// Connections to bookies, reused across ledgers.
 pub struct BookieClient {

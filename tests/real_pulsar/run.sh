@@ -44,6 +44,6 @@ fi
 case "${1:-}" in
     build) exit 0 ;;
     classpath) echo "$TARGET/classes:$TARGET/lib/*"; exit 0 ;;
-    corpus) shift; exec java -Xmx512m -Dlog4j2.configurationFile="$HERE/tool-log4j2.xml" -cp "$TARGET/classes:$TARGET/lib/*" io.pulsarentries.realpulsar.Corpus "$@" ;;
+    corpus) shift; exec java -Xmx512m ${CORPUS_JAVA_OPTS:-} -Dlog4j2.configurationFile="$HERE/tool-log4j2.xml" -cp "$TARGET/classes:$TARGET/lib/*" io.pulsarentries.realpulsar.Corpus "$@" ;;
     *) echo "usage: run.sh build|classpath|corpus <command> ..." >&2; exit 2 ;;
 esac

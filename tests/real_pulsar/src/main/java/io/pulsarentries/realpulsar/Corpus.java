@@ -17,6 +17,12 @@ import java.util.Random;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.bookkeeper.client.api.BookKeeper;
+import org.apache.bookkeeper.client.api.DigestType;
+import org.apache.bookkeeper.client.api.LedgerEntries;
+import org.apache.bookkeeper.client.api.LedgerEntry;
+import org.apache.bookkeeper.client.api.ReadHandle;
+import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.CompressionType;
 import org.apache.pulsar.client.api.Message;
@@ -43,6 +49,10 @@ import org.apache.pulsar.common.policies.data.PersistentTopicInternalStats;
  *       for each topic: what a Reader receives from the earliest position, plain and (with
  *       ":compacted") readCompacted plus getLastMessageIds of that compacted reader; the first
  *       message after seek-by-timestamp for a few timestamps; internal-stats.
+ *   Corpus ledger &lt;zkPort&gt; &lt;ledgerId&gt; &lt;out.json&gt;
+ *       the raw entries of one closed ledger, read with BookKeeper's client through ZooKeeper
+ *       metadata (a standalone in ZooKeeper mode), without recovery (never fences): e.g. the
+ *       broker's compacted ledger, whose entries are its records.
  * </pre>
  *
  * Messages use Schema.BYTES. JSON bytes are base64. Logging goes to stderr.
@@ -62,6 +72,10 @@ public final class Corpus {
         if (args.length < 4) {
             System.err.println("usage: Corpus produce|truth <serviceUrl> <webUrl> <out.json> [topic[:compacted]...]");
             System.exit(2);
+        }
+        if (args[0].equals("ledger")) {
+            JSON.writeValue(new File(args[3]), ledger(Integer.parseInt(args[1]), Long.parseLong(args[2])));
+            System.exit(0);
         }
         String serviceUrl = args[1];
         String webUrl = args[2];
@@ -370,6 +384,41 @@ public final class Corpus {
                 reader.seek(t);
                 Message<byte[]> m = reader.readNext(3, TimeUnit.SECONDS);
                 o.set("first", m == null ? NODES.nullNode() : message(m));
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------------------- ledger
+
+    static ObjectNode ledger(int zkPort, long ledgerId) throws Exception {
+        ClientConfiguration conf = new ClientConfiguration();
+        conf.setMetadataServiceUri("zk+hierarchical://127.0.0.1:" + zkPort + "/ledgers");
+        ObjectNode out = NODES.objectNode();
+        try (BookKeeper bk = BookKeeper.newBuilder(conf).build();
+                ReadHandle handle = bk.newOpenLedgerOp()
+                        .withLedgerId(ledgerId)
+                        .withRecovery(false)
+                        .withDigestType(DigestType.CRC32)
+                        .withPassword(new byte[0])
+                        .execute()
+                        .get(60, TimeUnit.SECONDS)) {
+            out.put("ledger_id", ledgerId);
+            out.put("last_add_confirmed", handle.getLastAddConfirmed());
+            out.put("digest_type", handle.getLedgerMetadata().getDigestType().name());
+            ObjectNode custom = out.putObject("custom_metadata");
+            for (Map.Entry<String, byte[]> e : handle.getLedgerMetadata().getCustomMetadata().entrySet()) {
+                custom.put(e.getKey(), new String(e.getValue(), StandardCharsets.UTF_8));
+            }
+            ArrayNode entries = out.putArray("entries");
+            if (handle.getLastAddConfirmed() >= 0) {
+                try (LedgerEntries read = handle.read(0, handle.getLastAddConfirmed())) {
+                    for (LedgerEntry e : read) {
+                        ObjectNode o = entries.addObject();
+                        o.put("entry_id", e.getEntryId());
+                        o.put("data", Base64.getEncoder().encodeToString(e.getEntryBytes()));
+                    }
+                }
             }
         }
         return out;

@@ -71,6 +71,30 @@ _LOG4J2 = """\
 """
 
 
+# moto's server, answering every request as S3. Its stock dispatcher guesses the AWS service of each
+# request from headers and path; under the offloader's concurrent multipart uploads it sometimes
+# guesses none and answers HTTP 500, which fails the offload.
+_MOTO_S3_ONLY = """
+import sys
+from werkzeug.serving import run_simple
+from moto.moto_server.threaded_moto_server import MotoRequestHandler
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+class S3Only(DomainDispatcherApplication):
+    def get_application(self, environ):
+        if environ.get("PATH_INFO", "").startswith("/moto-api"):
+            return super().get_application(environ)
+        with self.lock:
+            app = self.app_instances.get("s3")
+            if app is None:
+                app = self.app_instances["s3"] = self.create_app("s3")
+            return app
+
+run_simple(sys.argv[1], int(sys.argv[2]), S3Only(create_backend_app), threaded=True,
+           request_handler=MotoRequestHandler)
+"""
+
+
 class StandaloneError(RuntimeError):
     """The broker (or moto) did not start, or stopped unexpectedly; the message names its log."""
 
@@ -117,7 +141,7 @@ def _http(method: str, url: str, body: Optional[bytes] = None, timeout: float = 
 
 
 class MotoServer:
-    """moto's S3 server on 127.0.0.1 (objects live in its memory only)."""
+    """moto's S3 server on 127.0.0.1 (objects live in its memory only), serving S3 alone."""
 
     def __init__(self, workdir: Path, *, python: str = sys.executable, port: Optional[int] = None,
                  startup_timeout: float = 60.0) -> None:
@@ -136,7 +160,7 @@ class MotoServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [self.python, "-m", "moto.server", "-H", LOOPBACK, "-p", str(self.port)],
+                [self.python, "-c", _MOTO_S3_ONLY, LOOPBACK, str(self.port)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )
         deadline = time.monotonic() + self.startup_timeout

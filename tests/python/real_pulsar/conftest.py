@@ -46,6 +46,8 @@ NS = "persistent://public/default/"
 BUCKET = "pulsar-offload"
 EVENT_TIME_BASE = 1_700_000_000_000
 CODECS = ("NONE", "LZ4", "ZLIB", "ZSTD", "SNAPPY")
+#: pulsar-client's spelling of each codec.
+PY_CODEC = {"NONE": "NONE", "LZ4": "LZ4", "ZLIB": "ZLib", "ZSTD": "ZSTD", "SNAPPY": "SNAPPY"}
 
 #: Topics written by the Java tool; ``java-partitioned`` is read per partition.
 JAVA_TOPICS = ("java-mixed", "java-chunked", "java-txn")
@@ -163,7 +165,7 @@ def _produce_python(service_url: str) -> dict[str, Any]:
                 name = f"py-{codec.lower()}-{'batched' if batching else 'single'}"
                 producers.append((name, client.create_producer(
                     NS + "py-mixed", producer_name=name,
-                    compression_type=getattr(pulsar.CompressionType, codec),
+                    compression_type=getattr(pulsar.CompressionType, PY_CODEC[codec]),
                     batching_enabled=batching, batching_max_messages=8,
                     batching_max_publish_delay_ms=50,
                 )))
@@ -193,7 +195,7 @@ def _produce_python(service_url: str) -> dict[str, Any]:
         rng = random.Random(7)
         chunkers = [
             client.create_producer(NS + "py-chunked", producer_name=f"py-chunker-{codec.lower()}",
-                                   compression_type=getattr(pulsar.CompressionType, codec),
+                                   compression_type=getattr(pulsar.CompressionType, PY_CODEC[codec]),
                                    batching_enabled=False, chunking_enabled=True)
             for codec in ("NONE", "ZSTD")
         ]

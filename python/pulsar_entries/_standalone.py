@@ -248,6 +248,8 @@ class Standalone:
         self.hosts_path = self.workdir / "hosts"
         self.log_path = self.workdir / "standalone.log"
         self.proc: Optional[subprocess.Popen[bytes]] = None
+        #: Seconds from start to ready, once started.
+        self.ready_seconds: Optional[float] = None
 
     # ------------------------------------------------------------------ addresses
 
@@ -397,11 +399,12 @@ class Standalone:
                     f"Pulsar standalone exited with {self.proc.returncode} before it was ready; "
                     f"log {self.log_path}:\n{_tail(self.log_path)}")
             try:
-                last = self._not_ready()
-                if last is None:
+                missing = self._not_ready()
+                if missing is None:
                     self.ready_seconds = time.monotonic() - started
                     return
-            except OSError as e:
+                last = missing
+            except (OSError, ValueError) as e:
                 last = str(e)
             if time.monotonic() > deadline:
                 raise StandaloneError(

@@ -35,9 +35,14 @@ from typing import Any, Optional
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
-
 from pulsar_entries import offload
-from pulsar_entries._standalone import S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, MotoServer, Standalone
+from pulsar_entries._standalone import (
+    S3_ACCESS_KEY,
+    S3_REGION,
+    S3_SECRET_KEY,
+    MotoServer,
+    Standalone,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 MODULE = REPO / "tests" / "real_pulsar"

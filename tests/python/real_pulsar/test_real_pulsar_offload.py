@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
+import pulsar_entries as pe
 import pyarrow.compute as pc
 import pytest
-
-import pulsar_entries as pe
 from pulsar_entries import offload
 from real_pulsar_compare import assert_same_messages, ours, topic_entries
 

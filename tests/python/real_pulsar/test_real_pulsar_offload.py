@@ -137,7 +137,7 @@ def test_compact_equals_read_compacted(real_pulsar: Any, topic: str) -> None:
     assert compacted.num_rows == stats["entries"], (compacted.num_rows, stats)
 
 
-@pytest.mark.parametrize("topic", PLAIN_COMPACTED)
+@pytest.mark.parametrize("topic", (*PLAIN_COMPACTED, "java-txn"))
 def test_last_message_position_equals_compacted_reader(real_pulsar: Any, topic: str) -> None:
     entries = topic_entries(real_pulsar, topic)
     pos = pe.last_message_position(pe.compact(entries), topic_entries=entries, read_compacted=True)

@@ -399,13 +399,16 @@ public final class Corpus {
             }
             times.add(entryTime(messages.get(n - 1)) + 1); // after everything: nothing
         }
+        long lastTime = n > 0 ? entryTime(messages.get(n - 1)) : Long.MIN_VALUE;
         ArrayNode out = NODES.arrayNode();
         for (long t : times) {
             ObjectNode o = out.addObject();
             o.put("timestamp", t);
             try (Reader<byte[]> reader = reader(client, topic, false)) {
                 reader.seek(t);
-                Message<byte[]> m = reader.readNext(3, TimeUnit.SECONDS);
+                // Up to the last message's time a message must come (wait long, the machine may be
+                // busy); past it, none should, and a short wait shows that.
+                Message<byte[]> m = reader.readNext(t <= lastTime ? 30 : 2, TimeUnit.SECONDS);
                 o.set("first", m == null ? NODES.nullNode() : message(m));
             }
         }

@@ -11,6 +11,7 @@ from typing import Any
 import pulsar_entries as pe
 import pyarrow.compute as pc
 import pytest
+
 from .real_pulsar_compare import assert_same_messages, ours, topic_entries
 
 pytestmark = pytest.mark.real_pulsar

@@ -12,6 +12,7 @@ import pulsar_entries as pe
 import pyarrow.compute as pc
 import pytest
 from pulsar_entries import offload
+
 from .real_pulsar_compare import assert_same_messages, ours, topic_entries
 
 pytestmark = pytest.mark.real_pulsar

@@ -101,6 +101,9 @@ def test_chunked_message_ids_equal_java(real_pulsar: Any) -> None:
         got = [str(pe.ChunkMessageId(pe.MessageId(r["first_chunk_ledger_id"], r["first_chunk_entry_id"]),
                                      pe.MessageId(r["ledger_id"], r["entry_id"]))) for r in mine]
         assert got == [m["repr"] for m in java], topic
+    # The Java producer was told the same chunk message ids when it sent them.
+    sent = {m["repr"] for m in real_pulsar.produced["java-chunked"] if "first_chunk" in m}
+    assert sent == {m["repr"] for m in real_pulsar.truth["java-chunked"]["messages"] if "first_chunk" in m}
     # The corpus really has a message whose chunks sit in two ledgers.
     assert any(m["first_chunk"]["ledger_id"] != m["ledger_id"]
                for t in ("java-chunked", "py-chunked") for m in real_pulsar.truth[t]["messages"] if "first_chunk" in m)

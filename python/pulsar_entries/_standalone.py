@@ -248,6 +248,8 @@ class Standalone:
         self.hosts_path = self.workdir / "hosts"
         self.log_path = self.workdir / "standalone.log"
         self.proc: Optional[subprocess.Popen[bytes]] = None
+        #: Seconds from start to ready, once started.
+        self.ready_seconds: Optional[float] = None
 
     # ------------------------------------------------------------------ addresses
 
@@ -385,7 +387,8 @@ class Standalone:
         return self
 
     def wait_ready(self) -> None:
-        """Wait until ``GET /admin/v2/brokers/health`` answers ``ok``."""
+        """Wait until ``GET /admin/v2/brokers/health`` answers ``ok`` and the standalone's
+        namespaces and transaction coordinator exist."""
         started = time.monotonic()
         deadline = started + self.startup_timeout
         last = "no answer"
@@ -396,18 +399,35 @@ class Standalone:
                     f"Pulsar standalone exited with {self.proc.returncode} before it was ready; "
                     f"log {self.log_path}:\n{_tail(self.log_path)}")
             try:
-                status, body = _http("GET", f"{self.web_url}/admin/v2/brokers/health", timeout=10)
-                if status == 200 and body.strip() == b"ok":
+                missing = self._not_ready()
+                if missing is None:
                     self.ready_seconds = time.monotonic() - started
                     return
-                last = f"HTTP {status}: {body[:200]!r}"
-            except OSError as e:
+                last = missing
+            except (OSError, ValueError) as e:
                 last = str(e)
             if time.monotonic() > deadline:
                 raise StandaloneError(
                     f"Pulsar standalone not healthy after {self.startup_timeout:.0f} s ({last}); "
                     f"log {self.log_path}:\n{_tail(self.log_path)}")
             time.sleep(0.5)
+
+    def _not_ready(self) -> Optional[str]:
+        """None when ready, else what is still missing. The standalone answers its health check
+        before it has created the ``public/default`` namespace and the transaction coordinator's
+        topic, so those are waited for too."""
+        status, body = _http("GET", f"{self.web_url}/admin/v2/brokers/health", timeout=10)
+        if status != 200 or body.strip() != b"ok":
+            return f"health: HTTP {status}: {body[:200]!r}"
+        status, body = _http("GET", f"{self.web_url}/admin/v2/namespaces/public", timeout=10)
+        if status != 200 or "public/default" not in json.loads(body):
+            return f"namespaces of public: HTTP {status}: {body[:200]!r}"
+        if self.broker_config().get("transactionCoordinatorEnabled") == "true":
+            path = "/admin/v2/persistent/pulsar/system/transaction_coordinator_assign/partitions"
+            status, body = _http("GET", f"{self.web_url}{path}", timeout=10)
+            if status != 200 or json.loads(body).get("partitions", 0) < 1:
+                return f"transaction coordinator topic: HTTP {status}: {body[:200]!r}"
+        return None
 
     def stop(self, grace: float = 30.0) -> None:
         _stop_pid(self.proc, grace)

@@ -35,9 +35,14 @@ from typing import Any, Optional
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
-
 from pulsar_entries import offload
-from pulsar_entries._standalone import S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, MotoServer, Standalone
+from pulsar_entries._standalone import (
+    S3_ACCESS_KEY,
+    S3_REGION,
+    S3_SECRET_KEY,
+    MotoServer,
+    Standalone,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 MODULE = REPO / "tests" / "real_pulsar"
@@ -294,7 +299,10 @@ def start_real_pulsar(name: str, metadata: str, workdir: Path, *, python_clients
 
         t = time.monotonic()
         truth_path = workdir / "truth.json"
-        specs = [f"{x}:compacted" if x in compacted else x for x in topics]
+        # Seek by time on the topics whose every entry is dispatchable and whole (no transactions
+        # or chunks), where the broker's answer is an entry position.
+        specs = [x + (":compacted" if x in compacted else "") + (":seek" if x in compacted and x != "java-txn" else "")
+                 for x in topics]
         _java(["corpus", "truth", sa.service_url, sa.web_url, str(truth_path), *specs], java_log, hosts=sa.hosts_path)
         truth = json.loads(truth_path.read_text())
         timings["ground truth"] = time.monotonic() - t

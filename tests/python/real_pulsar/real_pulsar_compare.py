@@ -6,13 +6,13 @@ import base64
 import datetime as dt
 from typing import Any
 
+import pulsar_entries as pe
 import pyarrow as pa
 import pyarrow.compute as pc
 
-import pulsar_entries as pe
 
 def partition_of(topic: str) -> int:
-    head, sep, tail = topic.rpartition("-partition-")
+    _, sep, tail = topic.rpartition("-partition-")
     return int(tail) if sep else -1
 
 

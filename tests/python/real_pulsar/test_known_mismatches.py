@@ -8,11 +8,11 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+import pulsar_entries as pe
 import pyarrow.compute as pc
 import pytest
 
-import pulsar_entries as pe
-from real_pulsar_compare import assert_same_messages, ours, topic_entries
+from .real_pulsar_compare import assert_same_messages, ours, topic_entries
 
 pytestmark = pytest.mark.real_pulsar
 
@@ -49,8 +49,10 @@ def _id_part(record: bytes) -> bytes:
 
 @pytest.mark.parametrize("topic", ["java-mixed", "java-partitioned-partition-1"])
 def test_ledger_records_equal_broker_compacted_ledger(real_pulsar_zk: Any, topic: str) -> None:
-    """``to_ledger_records`` writes each record's MessageIdData as the broker's compactor does (it
-    always carries ``partition: -1``), so our records' id parts equal the compacted ledger's bytes."""
+    """``to_ledger_records`` writes each record's MessageIdData as the broker's compactor does, so our
+    records' id parts equal the compacted ledger's bytes. The broker always writes ``partition``: -1 on
+    a non-partitioned topic (where our input has no ``partition`` column), the partition's index on a
+    partition (where the column holds it; this case already agrees and guards the fix)."""
     truth = real_pulsar_zk.truth[topic]
     ledger_id = truth["internal_stats"]["compactedLedger"]["ledgerId"]
     assert ledger_id > 0

@@ -16,6 +16,9 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.client.api.BookKeeper;
 import org.apache.bookkeeper.client.api.DigestType;
@@ -45,10 +48,11 @@ import org.apache.pulsar.common.policies.data.PersistentTopicInternalStats;
  *       writes the Java topics (every codec x batching, keys, null values, properties, event
  *       times, chunked messages, committed and aborted transactions, a partitioned topic) and
  *       records what the producers were told (message ids).
- *   Corpus truth &lt;serviceUrl&gt; &lt;webUrl&gt; &lt;out.json&gt; &lt;topic[:compacted]&gt;...
- *       for each topic: what a Reader receives from the earliest position, plain and (with
- *       ":compacted") readCompacted plus getLastMessageIds of that compacted reader; the first
- *       message after seek-by-timestamp for a few timestamps; internal-stats.
+ *   Corpus truth &lt;serviceUrl&gt; &lt;webUrl&gt; &lt;out.json&gt; &lt;topic[:compacted][:seek]&gt;...
+ *       for each topic (in parallel): internal-stats; what a Reader receives from the earliest
+ *       position, plain and (with ":compacted") readCompacted plus getLastMessageIds of that
+ *       compacted reader; (with ":seek") the first message a Reader receives after
+ *       seek-by-timestamp, for a few timestamps.
  *   Corpus ledger &lt;zkPort&gt; &lt;ledgerId&gt; &lt;out.json&gt;
  *       the raw entries of one closed ledger, read with BookKeeper's client through ZooKeeper
  *       metadata (a standalone in ZooKeeper mode), without recovery (never fences): e.g. the
@@ -70,7 +74,8 @@ public final class Corpus {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 4) {
-            System.err.println("usage: Corpus produce|truth <serviceUrl> <webUrl> <out.json> [topic[:compacted]...]");
+            System.err.println("usage: Corpus produce|truth <serviceUrl> <webUrl> <out.json> [topic[:compacted][:seek]...]"
+                    + " | Corpus ledger <zkPort> <ledgerId> <out.json>");
             System.exit(2);
         }
         if (args[0].equals("ledger")) {
@@ -307,28 +312,47 @@ public final class Corpus {
     // ------------------------------------------------------------------------------- truth
 
     static ObjectNode truth(PulsarClient client, PulsarAdmin admin, List<String> specs) throws Exception {
-        ObjectNode result = NODES.objectNode();
-        for (String spec : specs) {
-            boolean compacted = spec.endsWith(":compacted");
-            String name = compacted ? spec.substring(0, spec.length() - ":compacted".length()) : spec;
-            String topic = name.contains("://") ? name : NS + name;
-            ObjectNode t = result.putObject(name);
-            PersistentTopicInternalStats stats = admin.topics().getInternalStats(topic);
-            t.set("internal_stats", JSON.valueToTree(stats));
-            ArrayNode plain = readAll(client, topic, false);
-            t.set("messages", plain);
-            if (compacted) {
-                t.set("compacted_messages", readAll(client, topic, true));
-                try (Reader<byte[]> reader = reader(client, topic, true)) {
-                    ArrayNode last = t.putArray("compacted_last_message_ids");
-                    for (TopicMessageId id : reader.getLastMessageIds()) {
-                        last.add(id(id));
-                    }
+        // Topics are independent: read them in parallel (most of the time is spent waiting).
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(6, Math.max(1, specs.size())));
+        try {
+            List<Future<ObjectNode>> futures = new ArrayList<>();
+            for (String spec : specs) {
+                futures.add(pool.submit(() -> topicTruth(client, admin, spec)));
+            }
+            ObjectNode result = NODES.objectNode();
+            for (int i = 0; i < specs.size(); i++) {
+                result.set(specs.get(i).split(":")[0], futures.get(i).get(10, TimeUnit.MINUTES));
+            }
+            return result;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** One topic's ground truth; spec is {@code name[:compacted][:seek]}. */
+    static ObjectNode topicTruth(PulsarClient client, PulsarAdmin admin, String spec) throws Exception {
+        List<String> parts = List.of(spec.split(":"));
+        String name = parts.get(0);
+        boolean compacted = parts.contains("compacted");
+        String topic = NS + name;
+        ObjectNode t = NODES.objectNode();
+        PersistentTopicInternalStats stats = admin.topics().getInternalStats(topic);
+        t.set("internal_stats", JSON.valueToTree(stats));
+        ArrayNode plain = readAll(client, topic, false);
+        t.set("messages", plain);
+        if (compacted) {
+            t.set("compacted_messages", readAll(client, topic, true));
+            try (Reader<byte[]> reader = reader(client, topic, true)) {
+                ArrayNode last = t.putArray("compacted_last_message_ids");
+                for (TopicMessageId id : reader.getLastMessageIds()) {
+                    last.add(id(id));
                 }
             }
+        }
+        if (parts.contains("seek")) {
             t.set("seeks", seeks(client, topic, plain));
         }
-        return result;
+        return t;
     }
 
     static Reader<byte[]> reader(PulsarClient client, String topic, boolean compacted) throws Exception {
@@ -367,22 +391,24 @@ public final class Corpus {
         TreeSet<Long> times = new TreeSet<>();
         int n = messages.size();
         if (n > 0) {
-            for (int i : new int[] {0, n / 3, n / 2, (2 * n) / 3, n - 1}) {
-                ObjectNode m = (ObjectNode) messages.get(i);
-                long t = m.path("broker_publish_time").asLong(m.path("publish_time").asLong());
-                times.add(t);
-                times.add(t + 1);
+            times.add(entryTime(messages.get(0)) - 1); // before everything: the first message
+            for (int i : new int[] {n / 3, (2 * n) / 3}) {
+                long t = entryTime(messages.get(i));
+                times.add(t); // an entry's own time: that entry (or an earlier one with the same time)
+                times.add(t + 1); // just after it
             }
-            long first = messages.get(0).path("broker_publish_time").asLong();
-            times.add(first - 1);
+            times.add(entryTime(messages.get(n - 1)) + 1); // after everything: nothing
         }
+        long lastTime = n > 0 ? entryTime(messages.get(n - 1)) : Long.MIN_VALUE;
         ArrayNode out = NODES.arrayNode();
         for (long t : times) {
             ObjectNode o = out.addObject();
             o.put("timestamp", t);
             try (Reader<byte[]> reader = reader(client, topic, false)) {
                 reader.seek(t);
-                Message<byte[]> m = reader.readNext(3, TimeUnit.SECONDS);
+                // Up to the last message's time a message must come (wait long, the machine may be
+                // busy); past it, none should, and a short wait shows that.
+                Message<byte[]> m = reader.readNext(t <= lastTime ? 30 : 2, TimeUnit.SECONDS);
                 o.set("first", m == null ? NODES.nullNode() : message(m));
             }
         }
@@ -422,6 +448,10 @@ public final class Corpus {
             }
         }
         return out;
+    }
+
+    static long entryTime(com.fasterxml.jackson.databind.JsonNode m) {
+        return m.path("broker_publish_time").asLong(m.path("publish_time").asLong());
     }
 
     // ------------------------------------------------------------------------------- JSON

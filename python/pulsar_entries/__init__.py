@@ -9,6 +9,7 @@ data moves zero-copy.
 from __future__ import annotations
 
 from . import kafka, offload, processors, strategies
+from ._cluster import read_topic
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
     ChunkMessageId,
@@ -72,6 +73,7 @@ __all__ = [
     "offload",
     "parse_entry",
     "processors",
+    "read_topic",
     "reassemble_chunks",
     "seek",
     "seek_position",

@@ -171,6 +171,9 @@ class Partition:
     ledgers: list[Ledger]
     #: The compacted ledger of the ``__compaction`` cursor, if the topic was compacted.
     compacted: Optional[Ledger] = None
+    #: The compaction horizon: the last entry compaction read (the cursor's
+    #: mark-delete position). A compacted read continues after it.
+    horizon: Optional[tuple[int, int]] = None
 
 
 @dataclass(frozen=True)
@@ -227,18 +230,19 @@ def resolve_topic(topic: str, store: MetadataStore, *, partitions: Optional[Sequ
             raise LookupError(f"unknown topic {name}: no managed ledger at {p['managed_ledger']}")
         ml = _native.managed_ledger_info(node)
         ledgers = [_ledger(store, x["ledger_id"], x["entries"], x["size"], x["offload"]) for x in ml["ledgers"]]
-        parts.append(Partition(name, index, ledgers, _compacted(store, p["compaction_cursor"])))
+        parts.append(Partition(name, index, ledgers, *_compacted(store, p["compaction_cursor"])))
     ids = {b for part in parts for led in [*part.ledgers, part.compacted] if led is not None for _, ens in led.info.get("ensembles", []) for b in ens}
     return TopicLayout(paths["topic"], parts, _bookie_addresses(store, ids))
 
 
-def _compacted(store: MetadataStore, cursor_path: str) -> Optional[Ledger]:
+def _compacted(store: MetadataStore, cursor_path: str) -> tuple[Optional[Ledger], Optional[tuple[int, int]]]:
+    """The compacted ledger and the horizon, from the ``__compaction`` cursor."""
     node = store.get(cursor_path)
     if node is None:
-        return None
-    ledger_id, cursor_ledger = _native.compacted_ledger(node)
+        return None, None
+    ledger_id, horizon, cursor_ledger = _native.compacted_ledger(node)
     if cursor_ledger >= 0:
-        # The cursor ledger's last entry holds the authoritative properties.
+        # The cursor ledger's last entry holds the authoritative position and properties.
         cl = _ledger(store, cursor_ledger)
         if cl.metadata is not None:
             reader = _native.BookieReader(_bookie_addresses(store, {b for _, e in cl.info["ensembles"] for b in e}))
@@ -247,10 +251,10 @@ def _compacted(store: MetadataStore, cursor_path: str) -> Optional[Ledger]:
                 rows = reader.read_ledger(cursor_ledger, cl.metadata, last, last)
                 data = rows.column("data")[0].as_py()
                 if data is not None:
-                    ledger_id, _ = _native.compacted_ledger(node, data)
+                    ledger_id, horizon, _ = _native.compacted_ledger(node, data)
     if ledger_id is None:
-        return None
-    return _ledger(store, ledger_id)
+        return None, None
+    return _ledger(store, ledger_id), horizon
 
 
 def _offloaded_uuid(offload: dict[str, Any]) -> str:
@@ -289,7 +293,7 @@ def iter_topic(
         if read_compacted and part.compacted is not None and part.compacted.metadata is not None:
             records = reader.read_ledger(part.compacted.ledger_id, part.compacted.metadata)
             yield from _compacted_entries(records, part)
-            horizon = _horizon(part.compacted)
+            horizon = part.horizon or _compacted_to(part.compacted)
         for led in part.ledgers:
             first, last = 0, None
             if horizon is not None:
@@ -360,8 +364,9 @@ def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
         yield _with_partition(bad, part.partition)
 
 
-def _horizon(compacted: Ledger) -> Optional[tuple[int, int]]:
-    """The compaction horizon from the compacted ledger's ``pulsar/compactedTo``."""
+def _compacted_to(compacted: Ledger) -> Optional[tuple[int, int]]:
+    """The compacted ledger's ``pulsar/compactedTo``: the last message compaction
+    kept, a lower bound of the horizon when the cursor does not give it."""
     raw = compacted.info.get("custom_metadata", {}).get("pulsar/compactedTo")
     if raw is None:
         return None

@@ -106,20 +106,20 @@ fn managed_ledger_info<'py>(py: Python<'py>, node: &[u8]) -> PyResult<Bound<'py,
     Ok(d)
 }
 
-/// The compacted ledger named by the `__compaction` cursor node, or by the
-/// last entry of its cursor ledger when given; also the cursor ledger id
-/// (≥ 0: that ledger's last entry is authoritative).
+/// The compacted ledger and the compaction horizon named by the
+/// `__compaction` cursor node, or by the last entry of its cursor ledger when
+/// given; also the cursor ledger id (≥ 0: that ledger's last entry is
+/// authoritative).
 #[pyfunction]
 #[pyo3(signature = (cursor_node, last_position_entry=None))]
+#[allow(clippy::type_complexity)]
 fn compacted_ledger(
     cursor_node: &[u8],
     last_position_entry: Option<&[u8]>,
-) -> PyResult<(Option<i64>, i64)> {
+) -> PyResult<(Option<i64>, Option<(i64, i64)>, i64)> {
     let c = ms::cursor_info(cursor_node).map_err(meta_err)?;
-    Ok((
-        ms::compacted_ledger(&c, last_position_entry).map_err(meta_err)?,
-        c.cursors_ledger_id,
-    ))
+    let state = ms::compacted_ledger(&c, last_position_entry).map_err(meta_err)?;
+    Ok((state.ledger_id, state.horizon, c.cursors_ledger_id))
 }
 
 /// The partition count in a partitioned-topic metadata node.

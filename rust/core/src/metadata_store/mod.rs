@@ -13,7 +13,7 @@ use crate::error::ErrorKind;
 
 pub use nodes::{
     bookie_address, compacted_ledger, cursor_info, managed_ledger_info, partition_count,
-    strip_rocksdb_header, CursorInfo, LedgerEntry, ManagedLedger, OffloadState,
+    strip_rocksdb_header, Compaction, CursorInfo, LedgerEntry, ManagedLedger, OffloadState,
 };
 pub use topic::TopicName;
 

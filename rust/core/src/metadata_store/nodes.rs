@@ -186,27 +186,42 @@ pub fn cursor_info(node: &[u8]) -> Result<CursorInfo, MetadataError> {
     })
 }
 
-/// The compacted ledger named by the compaction cursor: from the last entry
-/// of its cursor ledger (a `PositionInfo`, when given), else from the node.
+/// What the compaction cursor says: the compacted ledger and the compaction
+/// horizon (the cursor's mark-delete position: the last entry compaction
+/// read; a `readCompacted` reader reads the topic after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compaction {
+    pub ledger_id: Option<i64>,
+    pub horizon: Option<(i64, i64)>,
+}
+
+/// The compaction state from the `__compaction` cursor: from the last entry
+/// of its cursor ledger (a `PositionInfo`) when given, else from the node.
 pub fn compacted_ledger(
     cursor: &CursorInfo,
     last_position_entry: Option<&[u8]>,
-) -> Result<Option<i64>, MetadataError> {
+) -> Result<Compaction, MetadataError> {
     if let Some(entry) = last_position_entry {
         let p = pb::PositionInfo::decode(entry).map_err(|e| {
             MetadataError::Node(format!("invalid cursor PositionInfo protobuf: {e}"))
         })?;
-        return Ok(p
+        return Ok(Compaction {
+            ledger_id: p
+                .properties
+                .iter()
+                .find(|x| x.name == COMPACTED_TOPIC_LEDGER)
+                .map(|x| x.value),
+            horizon: Some((p.ledger_id, p.entry_id)),
+        });
+    }
+    Ok(Compaction {
+        ledger_id: cursor
             .properties
             .iter()
-            .find(|x| x.name == COMPACTED_TOPIC_LEDGER)
-            .map(|x| x.value));
-    }
-    Ok(cursor
-        .properties
-        .iter()
-        .find(|(n, _)| n == COMPACTED_TOPIC_LEDGER)
-        .map(|(_, v)| *v))
+            .find(|(n, _)| n == COMPACTED_TOPIC_LEDGER)
+            .map(|(_, v)| *v),
+        horizon: cursor.mark_delete,
+    })
 }
 
 /// The partition count in an `/admin/partitioned-topics/...` node (JSON
@@ -398,7 +413,13 @@ mod tests {
         };
         let ci = cursor_info(&c.encode_to_vec()).unwrap();
         assert_eq!(ci.mark_delete, Some((5, 9)));
-        assert_eq!(compacted_ledger(&ci, None).unwrap(), Some(77));
+        assert_eq!(
+            compacted_ledger(&ci, None).unwrap(),
+            Compaction {
+                ledger_id: Some(77),
+                horizon: Some((5, 9))
+            }
+        );
         let p = pb::PositionInfo {
             ledger_id: 6,
             entry_id: 1,
@@ -410,7 +431,10 @@ mod tests {
         };
         assert_eq!(
             compacted_ledger(&ci, Some(&p.encode_to_vec())).unwrap(),
-            Some(99)
+            Compaction {
+                ledger_id: Some(99),
+                horizon: Some((6, 1))
+            }
         );
     }
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import _native
 
@@ -246,7 +247,12 @@ def _compacted(store: MetadataStore, cursor_path: str) -> tuple[Optional[Ledger]
         cl = _ledger(store, cursor_ledger)
         if cl.metadata is not None:
             reader = _native.BookieReader(_bookie_addresses(store, {b for _, e in cl.info["ensembles"] for b in e}))
-            last = reader.last_readable(cursor_ledger, cl.metadata)
+            try:
+                last = reader.last_readable(cursor_ledger, cl.metadata)
+            except OSError:
+                # No bookie answers (a stopped cluster read from its files): the node's
+                # own snapshot of the position and properties is what there is.
+                last = -1
             if last >= 0:
                 rows = reader.read_ledger(cursor_ledger, cl.metadata, last, last)
                 data = rows.column("data")[0].as_py()
@@ -255,6 +261,35 @@ def _compacted(store: MetadataStore, cursor_path: str) -> tuple[Optional[Ledger]
     if ledger_id is None:
         return None, None
     return _ledger(store, ledger_id), horizon
+
+
+class BookieFiles:
+    """A bookie's entry-log files as a ledger source: scanned once for the given
+    ledgers, then read like :class:`pulsar_entries._native.BookieReader`."""
+
+    def __init__(self, dirs: Sequence[str], ledgers: Sequence[Ledger]) -> None:
+        logs = sorted(
+            os.path.join(root, name)
+            for d in dirs
+            for root, _, names in os.walk(d)
+            for name in names
+            if name.endswith(".log") and os.path.basename(root) == "current"
+        )
+        if not logs:
+            raise FileNotFoundError(f"no entry logs (current/*.log) under {list(dirs)}")
+        wanted = [(led.ledger_id, led.metadata) for led in ledgers if led.metadata is not None]
+        table = pa.table(_native.read_bookie_files(logs, wanted))
+        damaged = pc.equal(table["ledger_id"], -1)
+        #: Damaged places in the files, each naming the file and offset.
+        self.errors = table.filter(damaged)
+        self._entries = table.filter(pc.invert(damaged))
+
+    def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: Optional[int] = None) -> pa.Table:
+        t = self._entries
+        keep = pc.and_(pc.equal(t["ledger_id"], ledger_id), pc.greater_equal(t["entry_id"], first))
+        if last is not None:
+            keep = pc.and_(keep, pc.less_equal(t["entry_id"], last))
+        return t.filter(keep)
 
 
 def _offloaded_uuid(offload: dict[str, Any]) -> str:
@@ -384,6 +419,7 @@ def read_topic(
     read_compacted: bool = False,
     offload_filesystem: Any = None,
     offload_prefix: str = "",
+    bookie_dirs: Optional[Sequence[str]] = None,
     timeout: float = 30.0,
 ) -> pa.Table:
     """A topic's entries straight from the cluster's storage, in topic order:
@@ -395,14 +431,27 @@ def read_topic(
     ``read_compacted`` gives the compacted view: the compacted ledger, then
     the topic after the compaction horizon. ``start_message_id`` and
     ``end_message_id`` are inclusive ``(ledger_id, entry_id)`` bounds.
+
+    ``bookie_dirs`` reads a stopped cluster from its bookies' data directories
+    instead (entry logs under ``.../current/``): each copy's digest is checked,
+    ledgers are bounded by their metadata, and damaged places in the files
+    become error rows naming the file and offset.
     """
     store = open_store(metadata_url, timeout=timeout)
     try:
         layout = resolve_topic(topic, store, partitions=partitions)
     finally:
         store.close()
-    reader = _native.BookieReader(layout.bookies, timeout_ms=int(timeout * 1000))
-    tables = list(
+    reader: Any
+    tables: list[pa.Table] = []
+    if bookie_dirs is not None:
+        ledgers = [led for p in layout.partitions for led in [*p.ledgers, p.compacted] if led is not None]
+        reader = BookieFiles(bookie_dirs, ledgers)
+        if reader.errors.num_rows:
+            tables.append(_with_partition(reader.errors, -1))
+    else:
+        reader = _native.BookieReader(layout.bookies, timeout_ms=int(timeout * 1000))
+    tables += list(
         iter_topic(
             layout,
             reader=reader,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use pulsar_entries_core::bookkeeper::{
-    entries_batch, BookieClient, ClientOptions, LedgerMetadata, LedgerState,
+    entries_batch, files, BookieClient, ClientOptions, LedgerMetadata, LedgerState, ReadEntry,
 };
 use pulsar_entries_core::metadata_store::{self as ms, OffloadState, TopicName};
 use pulsar_entries_core::ErrorKind;
@@ -249,7 +249,56 @@ impl BookieReader {
     }
 }
 
+/// Reads ledgers from a bookie's entry-log files (offline): `logs` are the
+/// `*.log` paths, `ledgers` the `(ledger_id, ledger node)` pairs to read. One
+/// row per entry of each ledger, an error row per damaged place in a file.
+#[pyfunction]
+fn read_bookie_files(
+    py: Python<'_>,
+    logs: Vec<String>,
+    ledgers: Vec<(i64, Vec<u8>)>,
+) -> PyResult<Py<PyAny>> {
+    let metas = ledgers
+        .iter()
+        .map(|(id, node)| LedgerMetadata::parse(*id, node).map_err(bk_err))
+        .collect::<PyResult<Vec<_>>>()?;
+    let rows = py.detach(|| {
+        let wanted: std::collections::HashSet<i64> = metas.iter().map(|m| m.ledger_id).collect();
+        let mut found = Vec::new();
+        let mut rows = Vec::new();
+        for path in &logs {
+            let scan = match std::fs::File::open(path) {
+                Ok(f) => files::scan_entry_log(std::io::BufReader::new(f), path, &|l| {
+                    wanted.contains(&l)
+                }),
+                Err(e) => files::LogScan {
+                    errors: vec![format!("{path}: cannot open: {e}")],
+                    ..Default::default()
+                },
+            };
+            found.extend(scan.entries);
+            rows.extend(scan.errors.into_iter().map(|e| ReadEntry {
+                ledger_id: -1,
+                entry_id: -1,
+                data: Err(e),
+            }));
+        }
+        for m in &metas {
+            let mine: Vec<_> = found
+                .iter()
+                .filter(|f| f.ledger_id == m.ledger_id)
+                .collect();
+            rows.extend(files::collect_ledger(m, &mine));
+        }
+        rows
+    });
+    Ok(PyRecordBatch::new(entries_batch(&rows))
+        .into_pyarrow(py)?
+        .unbind())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_bookie_files, m)?)?;
     m.add_class::<BookieReader>()?;
     m.add_function(wrap_pyfunction!(topic_paths, m)?)?;
     m.add_function(wrap_pyfunction!(partition_name, m)?)?;

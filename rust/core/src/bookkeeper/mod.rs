@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod digest;
+pub mod files;
 pub mod ledger;
 pub mod protocol;
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import kafka, offload, processors, strategies
 from ._broker import find_position_by_time, stamp
+from ._cluster import read_topic
 from ._compaction import (
     Compactor,
     MessagePosition,
@@ -71,6 +72,7 @@ __all__ = [
     "offload",
     "parse_entry",
     "processors",
+    "read_topic",
     "reassemble_chunks",
     "seek",
     "seek_position",

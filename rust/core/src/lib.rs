@@ -23,6 +23,7 @@
 
 mod arrow_types;
 pub mod batch;
+pub mod bookkeeper;
 pub mod broker;
 pub mod chunks;
 pub mod compaction;
@@ -37,6 +38,7 @@ pub mod frame;
 pub mod kafka;
 pub mod message_id;
 pub mod metadata;
+pub mod metadata_store;
 pub mod offload;
 pub mod processor;
 pub mod seek;
@@ -51,6 +53,12 @@ pub mod proto {
     /// (`proto/offload.proto`).
     pub mod offload {
         include!(concat!(env!("OUT_DIR"), "/pulsar_entries.offload.rs"));
+    }
+
+    /// Managed-ledger, bookie-registration and BookKeeper v3 protocol records
+    /// (`proto/bookkeeper.proto`).
+    pub mod bookkeeper {
+        include!(concat!(env!("OUT_DIR"), "/pulsar_entries.bookkeeper.rs"));
     }
 }
 

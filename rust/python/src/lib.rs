@@ -16,6 +16,7 @@ use std::sync::Arc;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod cluster;
 mod compaction;
 mod offload;
 
@@ -923,6 +924,7 @@ fn entry_metadata<'py>(py: Python<'py>, data: PyArray) -> PyArrowResult<Bound<'p
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    cluster::register(m)?;
     m.add(
         "DEFAULT_MAX_UNCOMPRESSED_SIZE",
         DEFAULT_MAX_UNCOMPRESSED_SIZE,

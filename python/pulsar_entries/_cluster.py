@@ -19,7 +19,7 @@ import os
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -43,7 +43,7 @@ ENTRY_SCHEMA = pa.schema(
 class MetadataStore(Protocol):
     """The read side of a Pulsar metadata store."""
 
-    def get(self, path: str) -> Optional[bytes]:
+    def get(self, path: str) -> bytes | None:
         """The node's data, or ``None`` when the node does not exist."""
 
     def children(self, path: str) -> list[str]:
@@ -69,7 +69,7 @@ class ZooKeeperStore:
             self._zk.close()
             raise OSError(f"metadata store zk:{hosts}: no ZooKeeper answered within {timeout:g} s") from None
 
-    def get(self, path: str) -> Optional[bytes]:
+    def get(self, path: str) -> bytes | None:
         from kazoo.exceptions import NoNodeError
 
         try:
@@ -107,7 +107,7 @@ class RocksDBStore:
         except Exception as e:
             raise OSError(f"metadata store rocksdb:{path}: cannot open it read only: {e}") from e
 
-    def get(self, path: str) -> Optional[bytes]:
+    def get(self, path: str) -> bytes | None:
         value = self._db.get(path.encode())
         if value is None:
             return None
@@ -155,11 +155,11 @@ class Ledger:
     entries: int
     size: int
     #: The ledger node's bytes (``None`` when the BookKeeper copy is gone).
-    metadata: Optional[bytes]
+    metadata: bytes | None
     #: The parsed node, password left out (empty when ``metadata`` is None).
     info: dict[str, Any] = field(default_factory=dict)
     #: Offload state from the managed-ledger info, ``None`` if not offloaded.
-    offload: Optional[dict[str, Any]] = None
+    offload: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,10 +171,10 @@ class Partition:
     partition: int
     ledgers: list[Ledger]
     #: The compacted ledger of the ``__compaction`` cursor, if the topic was compacted.
-    compacted: Optional[Ledger] = None
+    compacted: Ledger | None = None
     #: The compaction horizon: the last entry compaction read (the cursor's
     #: mark-delete position). A compacted read continues after it.
-    horizon: Optional[tuple[int, int]] = None
+    horizon: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ def _bookie_addresses(store: MetadataStore, ids: set[str]) -> dict[str, str]:
     return out
 
 
-def resolve_topic(topic: str, store: MetadataStore, *, partitions: Optional[Sequence[int]] = None) -> TopicLayout:
+def resolve_topic(topic: str, store: MetadataStore, *, partitions: Sequence[int] | None = None) -> TopicLayout:
     """A topic's partitions, ledgers, compacted ledger and bookies, read from the store."""
     paths = _native.topic_paths(topic)
     names: list[tuple[str, int]]
@@ -232,11 +232,18 @@ def resolve_topic(topic: str, store: MetadataStore, *, partitions: Optional[Sequ
         ml = _native.managed_ledger_info(node)
         ledgers = [_ledger(store, x["ledger_id"], x["entries"], x["size"], x["offload"]) for x in ml["ledgers"]]
         parts.append(Partition(name, index, ledgers, *_compacted(store, p["compaction_cursor"])))
-    ids = {b for part in parts for led in [*part.ledgers, part.compacted] if led is not None for _, ens in led.info.get("ensembles", []) for b in ens}
+    ids = {
+        b
+        for part in parts
+        for led in [*part.ledgers, part.compacted]
+        if led is not None
+        for _, ens in led.info.get("ensembles", [])
+        for b in ens
+    }
     return TopicLayout(paths["topic"], parts, _bookie_addresses(store, ids))
 
 
-def _compacted(store: MetadataStore, cursor_path: str) -> tuple[Optional[Ledger], Optional[tuple[int, int]]]:
+def _compacted(store: MetadataStore, cursor_path: str) -> tuple[Ledger | None, tuple[int, int] | None]:
     """The compacted ledger and the horizon, from the ``__compaction`` cursor."""
     node = store.get(cursor_path)
     if node is None:
@@ -284,7 +291,7 @@ class BookieFiles:
         self.errors = table.filter(damaged)
         self._entries = table.filter(pc.invert(damaged))
 
-    def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: Optional[int] = None) -> pa.Table:
+    def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: int | None = None) -> pa.Table:
         t = self._entries
         keep = pc.and_(pc.equal(t["ledger_id"], ledger_id), pc.greater_equal(t["entry_id"], first))
         if last is not None:
@@ -313,18 +320,18 @@ def _error_rows(ledger_id: int, partition: int, message: str) -> pa.Table:
 def iter_topic(
     layout: TopicLayout,
     *,
-    reader: Optional[Any] = None,
+    reader: Any | None = None,
     offload_filesystem: Any = None,
     offload_prefix: str = "",
-    start: Optional[tuple[int, int]] = None,
-    end: Optional[tuple[int, int]] = None,
+    start: tuple[int, int] | None = None,
+    end: tuple[int, int] | None = None,
     read_compacted: bool = False,
 ) -> Iterator[pa.Table]:
     """The topic's entries, a table per ledger, in topic order, partition by
     partition. A ledger that cannot be read at all gives one error row."""
     reader = reader or _native.BookieReader(layout.bookies)
     for part in layout.partitions:
-        horizon: Optional[tuple[int, int]] = None
+        horizon: tuple[int, int] | None = None
         if read_compacted and part.compacted is not None and part.compacted.metadata is not None:
             records = reader.read_ledger(part.compacted.ledger_id, part.compacted.metadata)
             yield from _compacted_entries(records, part)
@@ -350,20 +357,20 @@ def iter_topic(
 
 
 def _read_ledger(
-    led: Ledger, partition: int, reader: Any, first: int, last: Optional[int], fs: Any, prefix: str
+    led: Ledger, partition: int, reader: Any, first: int, last: int | None, fs: Any, prefix: str
 ) -> pa.Table:
-    offloaded = led.offload is not None
-    if offloaded and (led.metadata is None or (led.offload or {}).get("bookkeeper_deleted") or fs is not None):
+    off = led.offload
+    if off is not None and (led.metadata is None or off.get("bookkeeper_deleted") or fs is not None):
         if fs is None:
             return _error_rows(
                 led.ledger_id,
                 partition,
-                f"ledger {led.ledger_id} is offloaded (driver {led.offload.get('driver')!r}, "  # type: ignore[union-attr]
-                f"properties {led.offload.get('driver_properties')}) and no offload_filesystem was given",
+                f"ledger {led.ledger_id} is offloaded (driver {off.get('driver')!r}, "
+                f"properties {off.get('driver_properties')}) and no offload_filesystem was given",
             )
         from .offload import read_offloaded_ledger
 
-        name = f"{_offloaded_uuid(led.offload)}-ledger-{led.ledger_id}"  # type: ignore[arg-type]
+        name = f"{_offloaded_uuid(off)}-ledger-{led.ledger_id}"
         path = f"{prefix.rstrip('/')}/{name}" if prefix else name
         try:
             table = read_offloaded_ledger(
@@ -392,14 +399,16 @@ def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
     bad = table.filter(table["error"].is_valid())
     entries = from_ledger_records(pa.table({"record": good["data"]}))
     entries = entries.set_column(
-        entries.schema.get_field_index("partition"), "partition", pa.array([part.partition] * entries.num_rows, pa.int32())
+        entries.schema.get_field_index("partition"),
+        "partition",
+        pa.array([part.partition] * entries.num_rows, pa.int32()),
     )
     yield entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
     if bad.num_rows:
         yield _with_partition(bad, part.partition)
 
 
-def _compacted_to(compacted: Ledger) -> Optional[tuple[int, int]]:
+def _compacted_to(compacted: Ledger) -> tuple[int, int] | None:
     """The compacted ledger's ``pulsar/compactedTo``: the last message compaction
     kept, a lower bound of the horizon when the cursor does not give it."""
     raw = compacted.info.get("custom_metadata", {}).get("pulsar/compactedTo")
@@ -413,13 +422,13 @@ def read_topic(
     topic: str,
     *,
     metadata_url: str,
-    partitions: Optional[Sequence[int]] = None,
-    start_message_id: Optional[tuple[int, int]] = None,
-    end_message_id: Optional[tuple[int, int]] = None,
+    partitions: Sequence[int] | None = None,
+    start_message_id: tuple[int, int] | None = None,
+    end_message_id: tuple[int, int] | None = None,
     read_compacted: bool = False,
     offload_filesystem: Any = None,
     offload_prefix: str = "",
-    bookie_dirs: Optional[Sequence[str]] = None,
+    bookie_dirs: Sequence[str] | None = None,
     timeout: float = 30.0,
 ) -> pa.Table:
     """A topic's entries straight from the cluster's storage, in topic order:

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["MotoServer", "Standalone", "StandaloneError", "free_port"]
 
@@ -114,7 +114,7 @@ def _tail(path: Path, lines: int = 30) -> str:
     return "\n".join(text[-lines:])
 
 
-def _stop_pid(proc: Optional[subprocess.Popen[bytes]], grace: float) -> None:
+def _stop_pid(proc: subprocess.Popen[bytes] | None, grace: float) -> None:
     """SIGTERM the process, wait up to ``grace`` seconds, then SIGKILL it."""
     if proc is None or proc.poll() is not None:
         return
@@ -128,8 +128,9 @@ def _stop_pid(proc: Optional[subprocess.Popen[bytes]], grace: float) -> None:
         proc.wait(timeout=30)
 
 
-def _http(method: str, url: str, body: Optional[bytes] = None, timeout: float = 30,
-          content_type: str = "application/json") -> tuple[int, bytes]:
+def _http(
+    method: str, url: str, body: bytes | None = None, timeout: float = 30, content_type: str = "application/json"
+) -> tuple[int, bytes]:
     req = urllib.request.Request(url, data=body, method=method)
     if body is not None:
         req.add_header("Content-Type", content_type)
@@ -143,14 +144,15 @@ def _http(method: str, url: str, body: Optional[bytes] = None, timeout: float = 
 class MotoServer:
     """moto's S3 server on 127.0.0.1 (objects live in its memory only), serving S3 alone."""
 
-    def __init__(self, workdir: Path, *, python: str = sys.executable, port: Optional[int] = None,
-                 startup_timeout: float = 60.0) -> None:
+    def __init__(
+        self, workdir: Path, *, python: str = sys.executable, port: int | None = None, startup_timeout: float = 60.0
+    ) -> None:
         self.workdir = Path(workdir)
         self.python = python
         self.port = port or free_port()
         self.startup_timeout = startup_timeout
         self.log_path = self.workdir / "moto.log"
-        self.proc: Optional[subprocess.Popen[bytes]] = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def endpoint(self) -> str:
@@ -161,13 +163,16 @@ class MotoServer:
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [self.python, "-c", _MOTO_S3_ONLY, LOOPBACK, str(self.port)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
             )
         deadline = time.monotonic() + self.startup_timeout
         while True:
             if self.proc.poll() is not None:
                 raise StandaloneError(
-                    f"moto server exited with {self.proc.returncode}; log {self.log_path}:\n{_tail(self.log_path)}")
+                    f"moto server exited with {self.proc.returncode}; log {self.log_path}:\n{_tail(self.log_path)}"
+                )
             try:
                 status, _ = _http("GET", f"{self.endpoint}/moto-api/", timeout=2)
                 if status < 500:
@@ -176,8 +181,7 @@ class MotoServer:
                 pass
             if time.monotonic() > deadline:
                 self.stop()
-                raise StandaloneError(
-                    f"moto server not up after {self.startup_timeout:.0f} s; log {self.log_path}")
+                raise StandaloneError(f"moto server not up after {self.startup_timeout:.0f} s; log {self.log_path}")
             time.sleep(0.2)
 
     def create_bucket(self, bucket: str) -> None:
@@ -207,15 +211,15 @@ class Standalone:
     def __init__(
         self,
         lib_dir: Path,
-        workdir: Optional[Path] = None,
+        workdir: Path | None = None,
         *,
-        offloaders_dir: Optional[Path] = None,
+        offloaders_dir: Path | None = None,
         metadata: str = "rocksdb",
-        s3_endpoint: Optional[str] = None,
+        s3_endpoint: str | None = None,
         bucket: str = "pulsar-offload",
         max_entries_per_ledger: int = 10,
         max_message_size: int = 65536,
-        config: Optional[Mapping[str, Any]] = None,
+        config: Mapping[str, Any] | None = None,
         java: str = "java",
         heap: str = "1g",
         startup_timeout: float = 240.0,
@@ -227,7 +231,9 @@ class Standalone:
         if not any(self.lib_dir.glob("pulsar-broker-*.jar")):
             raise StandaloneError(f"no pulsar-broker jar in {self.lib_dir} (run tests/real_pulsar/run.sh build)")
         self._own_workdir = workdir is None
-        self.workdir = Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="pulsar-standalone-"))
+        self.workdir = (
+            Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="pulsar-standalone-"))
+        )
         self.offloaders_dir = Path(offloaders_dir).resolve() if offloaders_dir is not None else None
         self.metadata = metadata
         self.s3_endpoint = s3_endpoint
@@ -247,9 +253,9 @@ class Standalone:
         self.config_path = self.workdir / "broker.conf"
         self.hosts_path = self.workdir / "hosts"
         self.log_path = self.workdir / "standalone.log"
-        self.proc: Optional[subprocess.Popen[bytes]] = None
+        self.proc: subprocess.Popen[bytes] | None = None
         #: Seconds from start to ready, once started.
-        self.ready_seconds: Optional[float] = None
+        self.ready_seconds: float | None = None
 
     # ------------------------------------------------------------------ addresses
 
@@ -274,7 +280,7 @@ class Standalone:
         return self.data_dir / "zookeeper"
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
 
     # ------------------------------------------------------------------ configuration
@@ -334,27 +340,34 @@ class Standalone:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text("".join(f"{k}={v}\n" for k, v in self.broker_config().items()))
         names = sorted({"localhost", "localhost.localdomain", socket.gethostname(), socket.getfqdn()})
-        self.hosts_path.write_text(
-            f"127.0.0.1 {' '.join(names)}\n::1 localhost ip6-localhost ip6-loopback\n")
+        self.hosts_path.write_text(f"127.0.0.1 {' '.join(names)}\n::1 localhost ip6-localhost ip6-loopback\n")
         (self.workdir / "log4j2.xml").write_text(_LOG4J2)
 
     def command(self) -> list[str]:
         classpath = os.pathsep.join([*(str(p) for p in self.extra_classpath), f"{self.lib_dir}/*"])
         cmd = [
             self.java,
-            "-Xms256m", f"-Xmx{self.heap}", "-XX:MaxDirectMemorySize=512m",
+            "-Xms256m",
+            f"-Xmx{self.heap}",
+            "-XX:MaxDirectMemorySize=512m",
             f"-Djdk.net.hosts.file={self.hosts_path}",
             f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.xml'}",
             "-Dzookeeper.admin.enableServer=false",
             "-Djava.net.preferIPv4Stack=true",
             *_JVM_OPENS,
-            "-cp", classpath,
+            "-cp",
+            classpath,
             "org.apache.pulsar.PulsarStandaloneStarter",
-            "--config", str(self.config_path),
-            "--no-functions-worker", "--no-stream-storage",
-            "--bookkeeper-dir", str(self.bookkeeper_dir),
-            "--bookkeeper-port", str(self.bookie_port),
-            "--metadata-dir", str(self.metadata_dir),
+            "--config",
+            str(self.config_path),
+            "--no-functions-worker",
+            "--no-stream-storage",
+            "--bookkeeper-dir",
+            str(self.bookkeeper_dir),
+            "--bookkeeper-port",
+            str(self.bookie_port),
+            "--metadata-dir",
+            str(self.metadata_dir),
         ]
         if self.metadata == "zookeeper":
             cmd += ["--zookeeper-dir", str(self.zookeeper_dir), "--zookeeper-port", str(self.zookeeper_port)]
@@ -376,8 +389,12 @@ class Standalone:
         self._write_files()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=self.workdir, env=self.environment(),
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.workdir,
+                env=self.environment(),
             )
         try:
             self.wait_ready()
@@ -397,7 +414,8 @@ class Standalone:
             if self.proc.poll() is not None:
                 raise StandaloneError(
                     f"Pulsar standalone exited with {self.proc.returncode} before it was ready; "
-                    f"log {self.log_path}:\n{_tail(self.log_path)}")
+                    f"log {self.log_path}:\n{_tail(self.log_path)}"
+                )
             try:
                 missing = self._not_ready()
                 if missing is None:
@@ -409,10 +427,11 @@ class Standalone:
             if time.monotonic() > deadline:
                 raise StandaloneError(
                     f"Pulsar standalone not healthy after {self.startup_timeout:.0f} s ({last}); "
-                    f"log {self.log_path}:\n{_tail(self.log_path)}")
+                    f"log {self.log_path}:\n{_tail(self.log_path)}"
+                )
             time.sleep(0.5)
 
-    def _not_ready(self) -> Optional[str]:
+    def _not_ready(self) -> str | None:
         """None when ready, else what is still missing. The standalone answers its health check
         before it has created the ``public/default`` namespace and the transaction coordinator's
         topic, so those are waited for too."""

@@ -30,11 +30,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
+
 from pulsar_entries import offload
 from pulsar_entries._standalone import (
     S3_ACCESS_KEY,
@@ -67,7 +68,8 @@ TIMINGS: dict[str, dict[str, float]] = {}
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "real_pulsar: needs the real Apache Pulsar standalone fixture (a few minutes; fails if it cannot start)"
+        "markers",
+        "real_pulsar: needs the real Apache Pulsar standalone fixture (a few minutes; fails if it cannot start)",
     )
 
 
@@ -122,8 +124,11 @@ class RealPulsar:
         ``{"ledger_id", "last_add_confirmed", "digest_type", "custom_metadata", "entries": [bytes]}``."""
         assert self.standalone.zookeeper_port is not None, "read_ledger needs the ZooKeeper-mode standalone"
         out = self.workdir / f"ledger-{ledger_id}.json"
-        _java(["corpus", "ledger", str(self.standalone.zookeeper_port), str(ledger_id), str(out)],
-              self.workdir / "corpus-java.log", hosts=self.standalone.hosts_path)
+        _java(
+            ["corpus", "ledger", str(self.standalone.zookeeper_port), str(ledger_id), str(out)],
+            self.workdir / "corpus-java.log",
+            hosts=self.standalone.hosts_path,
+        )
         got = json.loads(out.read_text())
         got["entries"] = [base64.b64decode(e["data"]) for e in got["entries"]]
         return got
@@ -135,7 +140,8 @@ class RealPulsar:
         assert not missing, f"ledgers {missing} have no offload objects in s3://{BUCKET}/ (found {sorted(objects)})"
         fs = self.s3()
         return pa.concat_tables(
-            [offload.read_offloaded_ledger(objects[ledger].data_path, filesystem=fs) for ledger in ledgers])
+            [offload.read_offloaded_ledger(objects[ledger].data_path, filesystem=fs) for ledger in ledgers]
+        )
 
 
 def _java(args: list[str], log: Path, *, hosts: Path, timeout: float = 600) -> None:
@@ -144,8 +150,10 @@ def _java(args: list[str], log: Path, *, hosts: Path, timeout: float = 600) -> N
     with open(log, "ab") as err:
         proc = subprocess.run([str(RUN_SH), *args], stdout=err, stderr=err, timeout=timeout, env=env)
     if proc.returncode != 0:
-        raise RuntimeError(f"{RUN_SH} {' '.join(args[:2])} failed with {proc.returncode}; log {log}:\n"
-                           + log.read_text(errors="replace")[-3000:])
+        raise RuntimeError(
+            f"{RUN_SH} {' '.join(args[:2])} failed with {proc.returncode}; log {log}:\n"
+            + log.read_text(errors="replace")[-3000:]
+        )
 
 
 def build_classpath() -> tuple[Path, Path, Path]:
@@ -162,18 +170,27 @@ def _produce_python(service_url: str) -> dict[str, Any]:
     import pulsar
 
     sent: dict[str, list[dict[str, Any]]] = {"py-mixed": [], "py-chunked": []}
-    client = pulsar.Client(service_url, operation_timeout_seconds=60, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
+    client = pulsar.Client(
+        service_url, operation_timeout_seconds=60, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn)
+    )
     try:
         producers = []
         for codec in CODECS:
             for batching in (True, False):
                 name = f"py-{codec.lower()}-{'batched' if batching else 'single'}"
-                producers.append((name, client.create_producer(
-                    NS + "py-mixed", producer_name=name,
-                    compression_type=getattr(pulsar.CompressionType, PY_CODEC[codec]),
-                    batching_enabled=batching, batching_max_messages=8,
-                    batching_max_publish_delay_ms=50,
-                )))
+                producers.append(
+                    (
+                        name,
+                        client.create_producer(
+                            NS + "py-mixed",
+                            producer_name=name,
+                            compression_type=getattr(pulsar.CompressionType, PY_CODEC[codec]),
+                            batching_enabled=batching,
+                            batching_max_messages=8,
+                            batching_max_publish_delay_ms=50,
+                        ),
+                    )
+                )
         results: list[Any] = []
         for name, producer in producers:
             for i in range(20):
@@ -187,29 +204,39 @@ def _produce_python(service_url: str) -> dict[str, Any]:
                     kwargs["event_timestamp"] = EVENT_TIME_BASE + i
                 value = None if keyed and i % 6 == 5 else f"{name}#{i};".encode() * (1 + i % 4 * 8)
                 producer.send_async(value, lambda res, msg_id: results.append((res, msg_id)), **kwargs)
-                sent["py-mixed"].append({"producer": name, "i": i, "key": kwargs.get("partition_key"),
-                                         "null_value": value is None})
+                sent["py-mixed"].append(
+                    {"producer": name, "i": i, "key": kwargs.get("partition_key"), "null_value": value is None}
+                )
             producer.flush()
         for _, producer in producers:
             producer.close()
         failed = [r for r, _ in results if r != pulsar.Result.Ok]
         if len(results) != len(sent["py-mixed"]) or failed:
-            raise RuntimeError(f"pulsar-client: {len(results)} of {len(sent['py-mixed'])} sends acknowledged, "
-                               f"failures: {failed[:5]}")
+            raise RuntimeError(
+                f"pulsar-client: {len(results)} of {len(sent['py-mixed'])} sends acknowledged, failures: {failed[:5]}"
+            )
 
         rng = random.Random(7)
         chunkers = [
-            client.create_producer(NS + "py-chunked", producer_name=f"py-chunker-{codec.lower()}",
-                                   compression_type=getattr(pulsar.CompressionType, PY_CODEC[codec]),
-                                   batching_enabled=False, chunking_enabled=True)
+            client.create_producer(
+                NS + "py-chunked",
+                producer_name=f"py-chunker-{codec.lower()}",
+                compression_type=getattr(pulsar.CompressionType, PY_CODEC[codec]),
+                batching_enabled=False,
+                chunking_enabled=True,
+            )
             for codec in ("NONE", "ZSTD")
         ]
         for i in range(5):
             for p, producer in enumerate(chunkers):
                 big = i % 2 == 0
                 value = rng.randbytes(140_000 + 9_000 * i) if big else f"small-{p}-{i}".encode() * 3
-                producer.send(value, properties={"size": str(len(value))}, partition_key=f"c{i % 3}",
-                              event_timestamp=EVENT_TIME_BASE + 3000 + i)
+                producer.send(
+                    value,
+                    properties={"size": str(len(value))},
+                    partition_key=f"c{i % 3}",
+                    event_timestamp=EVENT_TIME_BASE + 3000 + i,
+                )
                 sent["py-chunked"].append({"producer": p, "i": i, "size": len(value)})
         for producer in chunkers:
             producer.close()
@@ -236,8 +263,12 @@ def _compact(sa: Standalone, topics: tuple[str, ...]) -> None:
     for t in topics:
         sa.admin("PUT", f"/persistent/public/default/{t}/compaction")
     for t in topics:
-        _wait(f"compaction of {t}", lambda t=t: sa.admin("GET", f"/persistent/public/default/{t}/compaction"),
-              300, sa.log_path)
+        _wait(
+            f"compaction of {t}",
+            lambda t=t: sa.admin("GET", f"/persistent/public/default/{t}/compaction"),
+            300,
+            sa.log_path,
+        )
 
 
 def _offload(sa: Standalone, topics: tuple[str, ...]) -> dict[str, list[int]]:
@@ -253,11 +284,13 @@ def _offload(sa: Standalone, topics: tuple[str, ...]) -> dict[str, list[int]]:
         if stats["currentLedgerEntries"] != 0:
             raise RuntimeError(f"{t}: after unload the current ledger {current} holds entries: {stats}")
         expected[t] = ledgers[:-1]
-        sa.admin("PUT", f"/persistent/public/default/{t}/offload",
-                 {"ledgerId": current, "entryId": 0, "partitionIndex": -1})
+        sa.admin(
+            "PUT", f"/persistent/public/default/{t}/offload", {"ledgerId": current, "entryId": 0, "partitionIndex": -1}
+        )
     for t in topics:
-        _wait(f"offload of {t}", lambda t=t: sa.admin("GET", f"/persistent/public/default/{t}/offload"),
-              300, sa.log_path)
+        _wait(
+            f"offload of {t}", lambda t=t: sa.admin("GET", f"/persistent/public/default/{t}/offload"), 300, sa.log_path
+        )
     return expected
 
 
@@ -269,12 +302,18 @@ def start_real_pulsar(name: str, metadata: str, workdir: Path, *, python_clients
     timings["jars"] = time.monotonic() - t0
 
     moto = MotoServer(workdir / "moto").start()
-    sa: Optional[Standalone] = None
+    sa: Standalone | None = None
     try:
         moto.create_bucket(BUCKET)
         t = time.monotonic()
-        sa = Standalone(lib, workdir / "pulsar", offloaders_dir=offloaders, metadata=metadata,
-                        s3_endpoint=moto.endpoint, bucket=BUCKET)
+        sa = Standalone(
+            lib,
+            workdir / "pulsar",
+            offloaders_dir=offloaders,
+            metadata=metadata,
+            s3_endpoint=moto.endpoint,
+            bucket=BUCKET,
+        )
         sa.start()
         timings["broker start"] = time.monotonic() - t
 
@@ -301,8 +340,10 @@ def start_real_pulsar(name: str, metadata: str, workdir: Path, *, python_clients
         truth_path = workdir / "truth.json"
         # Seek by time on the topics whose every entry is dispatchable and whole (no transactions
         # or chunks), where the broker's answer is an entry position.
-        specs = [x + (":compacted" if x in compacted else "") + (":seek" if x in compacted and x != "java-txn" else "")
-                 for x in topics]
+        specs = [
+            x + (":compacted" if x in compacted else "") + (":seek" if x in compacted and x != "java-txn" else "")
+            for x in topics
+        ]
         _java(["corpus", "truth", sa.service_url, sa.web_url, str(truth_path), *specs], java_log, hosts=sa.hosts_path)
         truth = json.loads(truth_path.read_text())
         timings["ground truth"] = time.monotonic() - t

@@ -6,9 +6,10 @@ import base64
 import datetime as dt
 from typing import Any
 
-import pulsar_entries as pe
 import pyarrow as pa
 import pyarrow.compute as pc
+
+import pulsar_entries as pe
 
 
 def partition_of(topic: str) -> int:
@@ -82,3 +83,11 @@ def assert_same_messages(java: list[dict[str, Any]], mine: list[dict[str, Any]])
         assert a == e, f"message {i}: ours {a} != Java Reader {e}"
 
 
+def delivered(entries: pa.Table) -> list[dict[str, Any]]:
+    """What a Reader is delivered from these entries: no markers, no aborted transactions."""
+    errors = entries.filter(pc.is_valid(entries["error"]))
+    assert errors.num_rows == 0, errors.to_pylist()[:3]
+    rows = pe.reassemble_chunks(pe.decode(entries.drop_columns(["error"]))).to_pylist()
+    for r in rows:
+        assert r["error"] is None, r
+    return [r for r in rows if r["txn_status"] != "aborted" and not r["compacted_out"]]

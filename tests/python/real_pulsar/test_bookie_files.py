@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pulsar_entries as pe
 import pyarrow.compute as pc
 import pytest
 
+import pulsar_entries as pe
+
 from .conftest import NS, RealPulsar, start_real_pulsar
-from .real_pulsar_compare import assert_same_messages
-from .test_read_topic import delivered
+from .real_pulsar_compare import assert_same_messages, delivered
 
 pytestmark = pytest.mark.real_pulsar
 
@@ -66,11 +66,15 @@ def test_a_damaged_copy_is_an_error_row_naming_file_and_offset(stopped: RealPuls
     raw = bytearray(log.read_bytes())
     raw[at + len(payload) - 1] ^= 0xFF
     log.write_bytes(bytes(raw))
-    got = pe.read_topic(NS + "java-mixed", metadata_url=f"rocksdb:{stopped.standalone.metadata_dir}", bookie_dirs=[str(copy)])
+    got = pe.read_topic(
+        NS + "java-mixed", metadata_url=f"rocksdb:{stopped.standalone.metadata_dir}", bookie_dirs=[str(copy)]
+    )
     assert got.num_rows == good.num_rows, "counts reconcile: the damaged entry is a row"
     bad = got.filter(pc.is_valid(got["error"])).to_pylist()
     assert [(r["ledger_id"], r["entry_id"]) for r in bad] == [(victim["ledger_id"], victim["entry_id"])]
     assert "digest mismatch" in bad[0]["error"] and log.name in bad[0]["error"] and "offset" in bad[0]["error"], bad
     assert got.filter(pc.is_null(got["error"]))["data"].to_pylist() == [
-        r["data"] for r in good.to_pylist() if (r["ledger_id"], r["entry_id"]) != (victim["ledger_id"], victim["entry_id"])
+        r["data"]
+        for r in good.to_pylist()
+        if (r["ledger_id"], r["entry_id"]) != (victim["ledger_id"], victim["entry_id"])
     ]

@@ -8,9 +8,10 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-import pulsar_entries as pe
 import pyarrow.compute as pc
 import pytest
+
+import pulsar_entries as pe
 
 from .real_pulsar_compare import assert_same_messages, ours, topic_entries
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import pulsar_entries as pe
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+
+import pulsar_entries as pe
 from pulsar_entries import _cluster, _native
 
 from .conftest import BUCKET, NS
-from .real_pulsar_compare import assert_same_messages
+from .real_pulsar_compare import assert_same_messages, delivered
 
 pytestmark = pytest.mark.real_pulsar
 
@@ -28,16 +29,6 @@ def zk_url(rp: Any) -> str:
 
 def rocksdb_url(rp: Any) -> str:
     return f"rocksdb:{rp.standalone.metadata_dir}"
-
-
-def delivered(entries: pa.Table) -> list[dict[str, Any]]:
-    """What a Reader is delivered from these entries: no markers, no aborted transactions."""
-    errors = entries.filter(pc.is_valid(entries["error"]))
-    assert errors.num_rows == 0, errors.to_pylist()[:3]
-    rows = pe.reassemble_chunks(pe.decode(entries.drop_columns(["error"]))).to_pylist()
-    for r in rows:
-        assert r["error"] is None, r
-    return [r for r in rows if r["txn_status"] != "aborted" and not r["compacted_out"]]
 
 
 @pytest.mark.parametrize("topic", TOPICS)
@@ -118,7 +109,7 @@ def test_reading_a_live_topic_never_fences_the_producer(real_pulsar_zk: Any) -> 
     try:
         producer = client.create_producer(NS + "live-tail", batching_enabled=False)
         sent = [producer.send(f"m{i}".encode()) for i in range(30)]
-        for round_ in range(3):
+        for _ in range(3):
             entries = pe.read_topic(NS + "live-tail", metadata_url=zk_url(rp))
             assert entries.filter(pc.is_valid(entries["error"])).num_rows == 0
             # Never past what the producer had acknowledged.

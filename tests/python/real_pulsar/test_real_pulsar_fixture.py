@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from pulsar_entries._standalone import MotoServer
 
 pytestmark = pytest.mark.real_pulsar

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pulsar_entries as pe
 import pyarrow.compute as pc
 import pytest
+
+import pulsar_entries as pe
 from pulsar_entries import offload
 
 from .real_pulsar_compare import assert_same_messages, ours, topic_entries
@@ -18,13 +19,24 @@ from .real_pulsar_compare import assert_same_messages, ours, topic_entries
 pytestmark = pytest.mark.real_pulsar
 
 ROCKSDB_TOPICS = (
-    "py-mixed", "py-chunked", "java-mixed", "java-chunked", "java-txn",
-    "java-partitioned-partition-0", "java-partitioned-partition-1", "java-partitioned-partition-2",
+    "py-mixed",
+    "py-chunked",
+    "java-mixed",
+    "java-chunked",
+    "java-txn",
+    "java-partitioned-partition-0",
+    "java-partitioned-partition-1",
+    "java-partitioned-partition-2",
 )
 ZK_TOPICS = ("java-mixed", "java-chunked", "java-txn", "java-partitioned-partition-1")
 #: Topics without transactions or chunks: every entry is dispatchable and whole.
-PLAIN_COMPACTED = ("py-mixed", "java-mixed", "java-partitioned-partition-0",
-                   "java-partitioned-partition-1", "java-partitioned-partition-2")
+PLAIN_COMPACTED = (
+    "py-mixed",
+    "java-mixed",
+    "java-partitioned-partition-0",
+    "java-partitioned-partition-1",
+    "java-partitioned-partition-2",
+)
 
 
 # -------------------------------------------------------------------------------- the fixture
@@ -53,7 +65,9 @@ def test_offloaded_entries_are_the_broker_entries(real_pulsar: Any) -> None:
     """Entry counts per ledger equal internal-stats, and each entry carries PIP-70 metadata."""
     for topic in ROCKSDB_TOPICS:
         entries = topic_entries(real_pulsar, topic)
-        stats = {ledger["ledgerId"]: ledger["entries"] for ledger in real_pulsar.truth[topic]["internal_stats"]["ledgers"]}
+        stats = {
+            ledger["ledgerId"]: ledger["entries"] for ledger in real_pulsar.truth[topic]["internal_stats"]["ledgers"]
+        }
         counts = pc.value_counts(entries["ledger_id"]).to_pylist()
         assert {c["values"]: c["counts"] for c in counts} == {k: stats[k] for k in real_pulsar.offloaded[topic]}
         decoded = pe.decode(entries, keep_markers=True)
@@ -98,15 +112,26 @@ def test_chunked_message_ids_equal_java(real_pulsar: Any) -> None:
         assert len(java) >= 4, topic
         mine = [r for r in ours(real_pulsar, topic) if r.get("first_chunk_ledger_id") is not None]
         assert [r["status"] for r in mine] == ["complete"] * len(mine)
-        got = [str(pe.ChunkMessageId(pe.MessageId(r["first_chunk_ledger_id"], r["first_chunk_entry_id"]),
-                                     pe.MessageId(r["ledger_id"], r["entry_id"]))) for r in mine]
+        got = [
+            str(
+                pe.ChunkMessageId(
+                    pe.MessageId(r["first_chunk_ledger_id"], r["first_chunk_entry_id"]),
+                    pe.MessageId(r["ledger_id"], r["entry_id"]),
+                )
+            )
+            for r in mine
+        ]
         assert got == [m["repr"] for m in java], topic
     # The Java producer was told the same chunk message ids when it sent them.
     sent = {m["repr"] for m in real_pulsar.produced["java-chunked"] if "first_chunk" in m}
     assert sent == {m["repr"] for m in real_pulsar.truth["java-chunked"]["messages"] if "first_chunk" in m}
     # The corpus really has a message whose chunks sit in two ledgers.
-    assert any(m["first_chunk"]["ledger_id"] != m["ledger_id"]
-               for t in ("java-chunked", "py-chunked") for m in real_pulsar.truth[t]["messages"] if "first_chunk" in m)
+    assert any(
+        m["first_chunk"]["ledger_id"] != m["ledger_id"]
+        for t in ("java-chunked", "py-chunked")
+        for m in real_pulsar.truth[t]["messages"]
+        if "first_chunk" in m
+    )
 
 
 def test_transactions_corpus_has_aborted_messages(real_pulsar: Any) -> None:

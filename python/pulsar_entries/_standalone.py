@@ -224,6 +224,7 @@ class Standalone:
         heap: str = "1g",
         startup_timeout: float = 240.0,
         extra_classpath: tuple[Path, ...] = (),
+        num_bookies: int = 1,
     ) -> None:
         if metadata not in ("rocksdb", "zookeeper"):
             raise ValueError(f"metadata must be 'rocksdb' or 'zookeeper', not {metadata!r}")
@@ -245,6 +246,9 @@ class Standalone:
         self.heap = heap
         self.startup_timeout = startup_timeout
         self.extra_classpath = extra_classpath
+        if num_bookies < 1 or (num_bookies > 1 and metadata != "zookeeper"):
+            raise ValueError("num_bookies must be 1, or more with the ZooKeeper metadata store")
+        self.num_bookies = num_bookies
         self.broker_port = free_port()
         self.web_port = free_port()
         self.bookie_port = free_port()
@@ -371,6 +375,8 @@ class Standalone:
         ]
         if self.metadata == "zookeeper":
             cmd += ["--zookeeper-dir", str(self.zookeeper_dir), "--zookeeper-port", str(self.zookeeper_port)]
+        if self.num_bookies > 1:
+            cmd += ["--num-bookies", str(self.num_bookies)]
         return cmd
 
     def environment(self) -> dict[str, str]:

@@ -6,17 +6,18 @@ response, or swallow one ledger's requests; counts reconcile and nothing is lost
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pulsar_entries as pe
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+import pulsar_entries as pe
 from pulsar_entries import _cluster, _native
 from pulsar_entries._standalone import Standalone
 
@@ -116,10 +117,8 @@ class BookieProxy:
             self.stopped = True
             self.listener.close()
             for s in self.sockets:
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 s.close()
 
 

@@ -30,10 +30,10 @@ use prost::Message as _;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use pulsar_entries_core::batch::{split_batch, BatchRecord};
-use pulsar_entries_core::compression::Decompressor;
 use pulsar_entries_core::decode::decode_record_batch;
-use pulsar_entries_core::metadata::{MessageMetadataView, SingleMessageMetadataView};
+use pulsar_entries_core::format::batch::{split_batch, BatchRecord};
+use pulsar_entries_core::format::compression::Decompressor;
+use pulsar_entries_core::format::metadata::{MessageMetadataView, SingleMessageMetadataView};
 use pulsar_entries_core::{
     encode_entry, proto, Codec, DecodeOptions, EncodeOptions, EntryView, Key, MessageInput,
     DEFAULT_MAX_UNCOMPRESSED_SIZE,

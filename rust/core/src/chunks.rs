@@ -48,8 +48,8 @@ use arrow_select::concat::concat_batches;
 use arrow_select::interleave::interleave;
 use arrow_select::take::take_record_batch;
 
-use crate::compression::{Codec, Decompressor, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use crate::error::{EntryError, Result};
+use crate::format::compression::{Codec, Decompressor, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 
 pub const STATUS_COMPLETE: &str = "complete";
 pub const STATUS_INCOMPLETE: &str = "incomplete";

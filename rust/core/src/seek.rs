@@ -18,7 +18,7 @@ use arrow_array::{Array, BinaryArray, BinaryViewArray, Int64Array, LargeBinaryAr
 use arrow_schema::DataType;
 
 use crate::error::{EntryError, Result};
-use crate::frame::{split_broker_entry_metadata, EntryView};
+use crate::format::frame::{split_broker_entry_metadata, EntryView};
 
 enum DataColumn {
     Binary(BinaryArray),

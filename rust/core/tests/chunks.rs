@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use pulsar_entries_core::chunks::{
     finish_leftovers, reassemble, reassemble_partition, ReassemblyOptions,
 };
-use pulsar_entries_core::encode::frame_entry;
+use pulsar_entries_core::format::encode::frame_entry;
 use pulsar_entries_core::proto;
 use pulsar_entries_core::{
     encode_chunked, encode_entry, Codec, DecodeOptions, Decoder, EncodeOptions, EntryId, Key,
@@ -594,7 +594,7 @@ fn sizes_are_bounded_before_allocating_and_bad_payloads_are_errors() {
 
 #[test]
 fn message_ids_in_both_forms_for_decoded_and_reassembled_rows() {
-    use pulsar_entries_core::message_id::message_id_arrays;
+    use pulsar_entries_core::decode::message_id_arrays;
     use pulsar_entries_core::AnyMessageId;
     let c = chunks(&payload(3_000, 11), "p", 0, Codec::None, 1_000);
     let batch_entry = Entry {

@@ -23,10 +23,10 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use foldhash::fast::RandomState;
 
-use crate::compression::Decompressor;
-use crate::entries::EntryRows;
+use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::format::compression::Decompressor;
+use crate::format::frame::EntryView;
 
 use super::keys::{KeyState, Observation};
 use super::rebatch::rebatch;

@@ -26,9 +26,9 @@ use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::compression::Decompressor;
-use crate::entries::{int_column, EntryRows};
+use crate::decode::entries::{int_column, EntryRows};
 use crate::error::{EntryError, Result};
+use crate::format::compression::Decompressor;
 
 use super::compactor::{output_schema, rewrite_entry, Output};
 use super::keys::{KeyState, Observation};

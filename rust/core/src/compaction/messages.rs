@@ -8,9 +8,9 @@ use std::collections::HashMap;
 
 use foldhash::fast::RandomState;
 
-use crate::compression::{Codec, Decompressor};
 use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::format::compression::{Codec, Decompressor};
+use crate::format::frame::EntryView;
 
 use super::compactor::EntryKey;
 use super::scan::{batch_records, decompressed_payload, is_readable_batch, single_candidate};

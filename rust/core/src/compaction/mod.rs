@@ -109,7 +109,7 @@ impl Default for CompactOptions {
             order: Order::Publish,
             retain_null_key: false,
             verify_checksum: true,
-            max_uncompressed_size: crate::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE,
+            max_uncompressed_size: crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE,
         }
     }
 }

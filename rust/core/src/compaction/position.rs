@@ -2,9 +2,9 @@
 //! message of a compacted ledger (PIP-429), the managed-ledger answer of
 //! GetLastMessageId, and the publish-time predicate of the binary search.
 
-use crate::compression::Decompressor;
 use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::format::compression::Decompressor;
+use crate::format::frame::EntryView;
 
 use super::scan::batch_records;
 

@@ -16,11 +16,11 @@
 
 use prost::Message as _;
 
-use crate::batch::BatchRecord;
-use crate::compression::{compress, Codec};
-use crate::encode::frame_entry;
 use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::format::batch::BatchRecord;
+use crate::format::compression::{compress, Codec};
+use crate::format::encode::frame_entry;
+use crate::format::frame::EntryView;
 use crate::proto;
 
 /// The placeholder record: size 4, SingleMessageMetadata {payload_size 0, compacted_out true}.

@@ -32,12 +32,12 @@ use arrow_array::RecordBatch;
 use foldhash::fast::RandomState;
 use prost::Message as _;
 
-use crate::compression::{compress, Codec, Decompressor};
-use crate::encode::frame_entry;
-use crate::entries::EntryRows;
+use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, Result, Space};
-use crate::frame::EntryView;
-use crate::metadata::MessageMetadataView;
+use crate::format::compression::{compress, Codec, Decompressor};
+use crate::format::encode::frame_entry;
+use crate::format::frame::EntryView;
+use crate::format::metadata::MessageMetadataView;
 use crate::proto;
 
 use super::compactor::{EntryKey, OrderCheck, Output};

@@ -39,10 +39,10 @@ use arrow_array::{Array, ArrayRef, GenericListArray, OffsetSizeTrait, RecordBatc
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use foldhash::fast::RandomState;
 
-use crate::compression::Decompressor;
-use crate::entries::{int_column, EntryRows};
+use crate::decode::entries::{int_column, EntryRows};
 use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::format::compression::Decompressor;
+use crate::format::frame::EntryView;
 
 use super::compactor::{output_schema, EntryKey, OrderCheck, Output};
 use super::messages::{MessageReader, Outcome};

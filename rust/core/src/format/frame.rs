@@ -1,9 +1,9 @@
 //! Entry framing (spec entry-format.md §1):
 //! `[0e 02 | u32 | BrokerEntryMetadata]? [0e 01 | u32 crc32c]? [u32 md_size | MessageMetadata] payload`.
 
-use crate::crc::crc32c;
 use crate::error::{EntryError, Result, Space};
-use crate::metadata::{BrokerEntryMetadataView, MessageMetadataView};
+use crate::format::crc::crc32c;
+use crate::format::metadata::{BrokerEntryMetadataView, MessageMetadataView};
 
 pub const MAGIC_CHECKSUM: [u8; 2] = [0x0e, 0x01];
 pub const MAGIC_BROKER_ENTRY_METADATA: [u8; 2] = [0x0e, 0x02];

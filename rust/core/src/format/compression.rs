@@ -296,7 +296,7 @@ impl Decompressor {
 
 /// Compresses a whole payload the way Pulsar's Java producer stores it.
 ///
-/// SNAPPY is written by [`crate::snappy`], byte-identical to Pulsar's
+/// SNAPPY is written by [`crate::format::snappy`], byte-identical to Pulsar's
 /// `CompressionCodecSnappy`.
 /// ZLIB is written like `java.util.zip.Deflater` with SYNC_FLUSH and no
 /// `finish()` (unterminated, empty input → empty output), so our bytes equal
@@ -306,7 +306,7 @@ pub fn compress(codec: Codec, input: &[u8]) -> Result<Vec<u8>> {
         Codec::None => input.to_vec(),
         Codec::Lz4 => lz4_flex::block::compress(input),
         // aircompressor's algorithm, not `snap`'s: the bytes Pulsar writes.
-        Codec::Snappy => crate::snappy::compress(input)?,
+        Codec::Snappy => crate::format::snappy::compress(input)?,
         Codec::Zstd => {
             zstd::bulk::compress(input, 3).map_err(|e| EntryError::Encode(format!("zstd: {e}")))?
         }

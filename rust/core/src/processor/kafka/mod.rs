@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use base64::Engine as _;
 
 use crate::error::{EntryError, Result};
-use crate::processor::{
+use crate::processor::api::{
     EntryContext, MarkerInfo, Message, MessageHeaders, MessageProperties, PayloadProcessor,
     Selector, Sink, TimestampType, TxnKey, TxnOutcome,
 };

@@ -7,7 +7,7 @@
 //! bytes, which keeps a view `Copy` and allocation-free.
 
 use crate::error::{EntryError, Result, Space};
-use crate::wire::{packed_varints, utf8, Reader, Value};
+use crate::format::wire::{packed_varints, utf8, Reader, Value};
 
 /// A repeated `KeyValue` field, read lazily from the message that holds it.
 #[derive(Debug, Clone, Copy, Default)]

@@ -2,7 +2,7 @@
 //! repeated, with the compacted shapes of §5.5.
 
 use crate::error::{EntryError, Result};
-use crate::metadata::{MessageMetadataView, SingleMessageMetadataView};
+use crate::format::metadata::{MessageMetadataView, SingleMessageMetadataView};
 
 /// One message of a batch, borrowing from the batch buffer.
 #[derive(Debug, Clone, Copy)]

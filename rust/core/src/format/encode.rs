@@ -5,10 +5,12 @@
 use base64::Engine as _;
 use prost::Message as _;
 
-use crate::compression::{compress, Codec};
-use crate::crc::crc32c;
 use crate::error::{EntryError, Result};
-use crate::frame::{split_broker_entry_metadata, MAGIC_BROKER_ENTRY_METADATA, MAGIC_CHECKSUM};
+use crate::format::compression::{compress, Codec};
+use crate::format::crc::crc32c;
+use crate::format::frame::{
+    split_broker_entry_metadata, MAGIC_BROKER_ENTRY_METADATA, MAGIC_CHECKSUM,
+};
 use crate::proto;
 
 /// A message key: text, or binary bytes (written base64 with the b64 flag).

@@ -8,8 +8,8 @@ use arrow_array::{
 };
 use arrow_schema::DataType;
 
-use crate::decode::EntryId;
 use crate::error::{EntryError, Result};
+use crate::processor::api::EntryId;
 
 enum Data<'a> {
     Binary(&'a BinaryArray),

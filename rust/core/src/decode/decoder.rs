@@ -17,43 +17,28 @@ use arrow_array::{ArrayRef, BinaryArray, RecordBatch, StringArray};
 use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
-use crate::arrow_types::{
+use crate::decode::arrow_types::{
     properties_builder, properties_type, timestamp_builder as ts, timestamp_type,
 };
 
-use crate::batch::{split_batch, BatchRecord, RecordBuf};
-use crate::compression::{Codec, Decompressor, DEFAULT_MAX_UNCOMPRESSED_SIZE};
-use crate::entries::EntryRows;
+use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
-use crate::metadata::MessageMetadataView;
-use crate::processor::{
-    base_offset, marker_message, pulsar_txn, single_message, EntryContext, Message, MessageHeaders,
-    MessageProperties, Processors, PulsarProcessor, Sink, TxnKey, TxnOutcome,
+use crate::format::batch::{split_batch, BatchRecord, RecordBuf};
+use crate::format::compression::{Codec, Decompressor};
+use crate::format::frame::EntryView;
+use crate::format::metadata::MessageMetadataView;
+use crate::processor::api::{
+    base_offset, DecodeOptions, EntryContext, EntryId, Message, MessageHeaders, MessageProperties,
+    Sink, TxnKey, TxnOutcome,
 };
+use crate::processor::pulsar::{marker_message, pulsar_txn, single_message, PulsarProcessor};
+use crate::processor::registry::Processors;
 
 /// The largest `max_uncompressed_size` accepted: keeps every output column's
 /// 32-bit offsets safe whatever one entry holds.
 pub const MAX_UNCOMPRESSED_SIZE_CAP: usize = 1 << 30;
 /// Pending output bytes after which a record batch is cut.
 const FLUSH_BYTES: usize = 64 << 20;
-
-#[derive(Debug, Clone, Copy)]
-pub struct DecodeOptions {
-    pub verify_checksum: bool,
-    pub keep_markers: bool,
-    pub max_uncompressed_size: usize,
-}
-
-impl Default for DecodeOptions {
-    fn default() -> Self {
-        DecodeOptions {
-            verify_checksum: true,
-            keep_markers: false,
-            max_uncompressed_size: DEFAULT_MAX_UNCOMPRESSED_SIZE,
-        }
-    }
-}
 
 fn header_fields() -> Fields {
     Fields::from(vec![
@@ -128,14 +113,6 @@ pub fn message_schema() -> SchemaRef {
             Arc::new(Schema::new(fields))
         })
         .clone()
-}
-
-/// Where an entry came from.
-#[derive(Debug, Clone, Copy)]
-pub struct EntryId {
-    pub ledger_id: i64,
-    pub entry_id: i64,
-    pub partition: i32,
 }
 
 /// Column builders for the message schema (all but `txn_status`).
@@ -1067,7 +1044,7 @@ pub fn decode_record_batch(input: &RecordBatch, opts: DecodeOptions) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::{encode_entry, frame_entry, EncodeOptions, Key, MessageInput};
+    use crate::format::encode::{encode_entry, frame_entry, EncodeOptions, Key, MessageInput};
     use crate::processor::{PayloadProcessor, Selector};
     use crate::proto;
     use arrow_array::{Array, BinaryArray, Int64Array};

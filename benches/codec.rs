@@ -15,6 +15,10 @@
 //! After criterion's own output, a summary table prints throughputs and the
 //! ratios that `benches/README.md` tracks (read back from criterion's
 //! `estimates.json`, median of the samples).
+//!
+//! One file on purpose (about 900 lines): one criterion binary over one seeded
+//! corpus, and the summary table at the end reads every group's estimates to
+//! print the ratios between them, so the groups cannot live apart.
 
 use std::fmt::Write as _;
 use std::hint::black_box;

@@ -2,6 +2,12 @@
 //! shaped after Pulsar's reported bugs, and property tests over random
 //! chunkings (every codec, interleaving, duplicates, restarts, gaps) including
 //! the partitioned (Spark-shaped) path.
+//!
+//! One file on purpose (about 1000 lines): the scenario tests and the property
+//! tests share one harness (encode → decode → reassemble → `Row`, and the
+//! accounting check that every chunk row lands in exactly one output row);
+//! each file under `tests/` is its own crate, so splitting would copy that
+//! harness or leave half of it dead in each crate.
 
 use std::collections::HashMap;
 use std::sync::Arc;

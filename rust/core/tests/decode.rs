@@ -1,5 +1,9 @@
 //! Entries → Arrow: row shapes, error rows and count reconciliation, plus
 //! property tests (encode → decode round trip, single-bit flips).
+//!
+//! One file on purpose (about 600 lines): the row-shape tests and the property
+//! tests check the same contract (one row per message, one error row per bad
+//! entry) through the same `entries` / `decode` helpers.
 
 use std::sync::Arc;
 

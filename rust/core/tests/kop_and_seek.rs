@@ -138,7 +138,7 @@ proptest! {
         prop_assert_eq!(pos.row, linear);
         prop_assert!(pos.entries_read <= 2 + (data.len().max(1)).ilog2() as usize + 1);
         // Offset seek: the entry whose index range holds the offset.
-        let offset = (probe.rem_euclid(stamper.index() + 2)) as i64;
+        let offset = probe.rem_euclid(stamper.index() + 2);
         let pos = find_position_by_offset(&t, offset).unwrap();
         let mut last = -1i64;
         let mut expect = (data.len(), None);

@@ -21,7 +21,7 @@ use crate::error::{EntryError, Result};
 /// with publish time as the clock.
 pub(super) fn feed(machine: &mut Machine, input: &SchemaRef, batch: &RecordBatch) -> Result<Sink> {
     if batch.schema().fields() != input.fields() {
-        return Err(EntryError::Input(
+        return Err(EntryError::Schema(
             "every input batch must have the schema of the first".into(),
         ));
     }
@@ -176,7 +176,7 @@ pub fn reassemble_partition(
     seeds: &HashMap<i32, i64>,
 ) -> Result<PartitionResult> {
     let Some(first) = batches.first() else {
-        return Err(EntryError::Input(
+        return Err(EntryError::Schema(
             "reassemble_partition needs at least one batch (it fixes the schema)".into(),
         ));
     };
@@ -234,7 +234,7 @@ pub fn finish_leftovers(
     let schema = first.schema();
     for name in [WATERMARK_COLUMN, ROLE_COLUMN] {
         if schema.column_with_name(name).is_none() {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Schema(format!(
                 "leftovers have no `{name}` column: pass the leftovers of reassemble_partition"
             )));
         }

@@ -37,11 +37,11 @@ pub(super) fn cast_to(batch: &RecordBatch, name: &str, to: &DataType) -> Result<
     }
     arrow_cast::cast(col, to)
         .map(Some)
-        .map_err(|e| EntryError::Input(format!("column `{name}`: {e}")))
+        .map_err(|e| EntryError::Schema(format!("column `{name}`: {e}")))
 }
 
 pub(super) fn need(col: Option<ArrayRef>, name: &str) -> Result<ArrayRef> {
-    col.ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))
+    col.ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))
 }
 
 /// The input columns reassembly reads, in uniform types.
@@ -84,19 +84,19 @@ impl Cols {
             value.data_type(),
             DataType::Binary | DataType::LargeBinary | DataType::BinaryView
         ) {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Schema(format!(
                 "`value` must be binary, large_binary or binary_view, not {}",
                 value.data_type()
             )));
         }
         let req_i64 = |name: &str| {
-            i64s(name)?.ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))
+            i64s(name)?.ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))
         };
         let req_i32 = |name: &str| {
-            i32s(name)?.ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))
+            i32s(name)?.ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))
         };
         let req_str = |name: &str| {
-            strs(name)?.ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))
+            strs(name)?.ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))
         };
         Ok(Cols {
             ledger: req_i64("ledger_id")?,

@@ -50,12 +50,12 @@ impl Default for ReassemblyOptions {
 impl ReassemblyOptions {
     pub(super) fn validate(&self) -> Result<()> {
         if self.max_pending == Some(0) {
-            return Err(EntryError::Input(
+            return Err(EntryError::Options(
                 "max_pending must be at least 1 (None means unlimited)".into(),
             ));
         }
         if self.expire_after_ms.is_some_and(|e| e < 0) {
-            return Err(EntryError::Input(
+            return Err(EntryError::Options(
                 "expire_after_ms must not be negative (None means never)".into(),
             ));
         }
@@ -99,14 +99,14 @@ pub(super) const REQUIRED: [&str; 11] = [
 pub(super) fn check_input_schema(schema: &Schema) -> Result<()> {
     for name in REQUIRED {
         if schema.column_with_name(name).is_none() {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Schema(format!(
                 "input has no `{name}` column: reassembly reads the output of decode()"
             )));
         }
     }
     for f in added_fields() {
         if schema.column_with_name(f.name()).is_some() {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Schema(format!(
                 "input already has a `{}` column: it is already reassembled",
                 f.name()
             )));

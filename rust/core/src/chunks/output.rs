@@ -54,7 +54,7 @@ pub(super) fn large_outcome_batch(
 ) -> Result<RecordBatch> {
     let value = o.value.take().expect("large outcomes have a value");
     let len =
-        i32::try_from(value.len()).map_err(|_| EntryError::Input("a message over 2 GiB".into()))?;
+        i32::try_from(value.len()).map_err(|_| EntryError::Data("a message over 2 GiB".into()))?;
     let array = BinaryArray::new(
         OffsetBuffer::new(ScalarBuffer::from(vec![0, len])),
         Buffer::from_vec(value),

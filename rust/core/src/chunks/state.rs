@@ -6,7 +6,7 @@ use arrow_array::{new_null_array, RecordBatch, UInt32Array};
 use arrow_select::take::take_record_batch;
 
 use super::options::{ReassemblyOptions, ROLE_RESTART, STATUS_COMPLETE};
-use crate::error::{EntryError, Result};
+use crate::error::{EntryError, FormatError, Result};
 use crate::format::compression::{Codec, Decompressor};
 
 /// One chunk a message holds.
@@ -174,7 +174,7 @@ pub(super) fn null_value(one: &RecordBatch) -> Result<RecordBatch> {
     let schema = one.schema();
     let (idx, field) = schema
         .column_with_name("value")
-        .ok_or_else(|| EntryError::Input("input has no `value` column".into()))?;
+        .ok_or_else(|| EntryError::Schema("input has no `value` column".into()))?;
     let mut cols = one.columns().to_vec();
     cols[idx] = new_null_array(field.data_type(), one.num_rows());
     RecordBatch::try_new(schema.clone(), cols).map_err(arrow_err)
@@ -282,7 +282,7 @@ pub(super) fn join(
     d.decompress(codec, &buf, size as u32, max_size, 0)
         .map(<[u8]>::to_vec)
         .map_err(|e| match e {
-            EntryError::Decompress { codec, reason, .. } => {
+            EntryError::Format(FormatError::Decompress { codec, reason, .. }) => {
                 format!("{codec} decompression of the joined payload failed: {reason}")
             }
             other => other.to_string(),
@@ -290,5 +290,5 @@ pub(super) fn join(
 }
 
 pub(super) fn arrow_err(e: arrow_schema::ArrowError) -> EntryError {
-    EntryError::Input(e.to_string())
+    EntryError::Schema(e.to_string())
 }

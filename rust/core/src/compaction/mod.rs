@@ -84,7 +84,7 @@ impl FromStr for Order {
         match s.to_ascii_lowercase().replace('-', "_").as_str() {
             "publish" | "publishing" | "publish_order" => Ok(Order::Publish),
             "event_time" | "event_time_order" => Ok(Order::EventTime),
-            _ => Err(EntryError::Input(format!(
+            _ => Err(EntryError::Options(format!(
                 "unknown compaction order {s:?}; expected \"publish\" or \"event_time\""
             ))),
         }

@@ -83,7 +83,7 @@ pub fn last_in_compacted_entry(
         .max()
     {
         Some(last) => Ok((at(last), Source::Scan)),
-        None => Err(EntryError::Input(format!(
+        None => Err(EntryError::Data(format!(
             "no valid message in compacted entry {ledger_id}:{entry_id}: all {n} slots are compacted out"
         ))),
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 
 use crate::decode::entries::EntryRows;
-use crate::error::{EntryError, Result};
+use crate::error::{EntryError, FormatError, Result};
 use crate::format::batch::{split_batch, BatchRecord, RecordBuf};
 use crate::format::compression::{Codec, Decompressor};
 use crate::format::frame::EntryView;
@@ -388,19 +388,20 @@ impl Decoder {
 pub(crate) fn payload_codec(entry: &EntryView<'_>) -> Result<(Codec, u32)> {
     let md = &entry.metadata;
     let raw = md.compression.unwrap_or(0);
-    let codec = Codec::from_proto(raw).ok_or(EntryError::UnknownCompression {
-        value: raw,
-        offset: entry.metadata_offset,
-    })?;
+    let codec =
+        Codec::from_proto(raw).ok_or(EntryError::from(FormatError::UnknownCompression {
+            value: raw,
+            offset: entry.metadata_offset,
+        }))?;
     let size = match (codec, md.uncompressed_size) {
         (Codec::None, _) => entry.payload.len() as u32,
         (_, Some(size)) => size,
         (_, None) => {
-            return Err(EntryError::Decompress {
+            return Err(EntryError::from(FormatError::Decompress {
                 codec: codec.name(),
                 offset: entry.payload_offset,
                 reason: "compressed payload without uncompressed_size".into(),
-            })
+            }))
         }
     };
     Ok((codec, size))

@@ -30,17 +30,17 @@ pub struct EntryRows<'a> {
 pub(crate) fn int_column(input: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
     let col = input
         .column_by_name(name)
-        .ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))?;
+        .ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))?;
     if col.data_type() == to {
         return Ok(col.clone());
     }
     if !col.data_type().is_integer() {
-        return Err(EntryError::Input(format!(
+        return Err(EntryError::Schema(format!(
             "`{name}` must be an integer column, not {}",
             col.data_type()
         )));
     }
-    arrow_cast::cast(col, to).map_err(|e| EntryError::Input(format!("`{name}`: {e}")))
+    arrow_cast::cast(col, to).map_err(|e| EntryError::Schema(format!("`{name}`: {e}")))
 }
 
 impl<'a> EntryRows<'a> {
@@ -53,13 +53,13 @@ impl<'a> EntryRows<'a> {
         };
         let data = input
             .column_by_name("data")
-            .ok_or_else(|| EntryError::Input("input has no `data` column".into()))?;
+            .ok_or_else(|| EntryError::Schema("input has no `data` column".into()))?;
         let data = match data.data_type() {
             DataType::Binary => Data::Binary(data.as_any().downcast_ref().unwrap()),
             DataType::LargeBinary => Data::Large(data.as_any().downcast_ref().unwrap()),
             DataType::BinaryView => Data::View(data.as_any().downcast_ref().unwrap()),
             other => {
-                return Err(EntryError::Input(format!(
+                return Err(EntryError::Schema(format!(
                     "`data` must be binary or large_binary, not {other}"
                 )))
             }

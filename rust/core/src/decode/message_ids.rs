@@ -27,11 +27,11 @@ pub fn message_id_arrays(batch: &RecordBatch) -> Result<(BinaryArray, StringArra
             Some(c) if c.data_type() == to => Ok(Some(c.clone())),
             Some(c) => arrow_cast::cast(c, to)
                 .map(Some)
-                .map_err(|e| EntryError::Input(format!("column `{name}`: {e}"))),
+                .map_err(|e| EntryError::Schema(format!("column `{name}`: {e}"))),
         }
     };
     let need = |name: &str, to: &DataType| -> Result<ArrayRef> {
-        col(name, to)?.ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))
+        col(name, to)?.ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))
     };
     let ledger = need("ledger_id", &DataType::Int64)?;
     let entry = need("entry_id", &DataType::Int64)?;

@@ -56,12 +56,12 @@ impl Stamper {
     /// topic; a recovered broker resumes from the last stored index).
     pub fn new(start_index: i64, interceptors: Interceptors) -> Result<Self> {
         if start_index < -1 {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Options(format!(
                 "start_index must be >= -1 (the interceptor's initial counter), got {start_index}"
             )));
         }
         if !interceptors.timestamp && !interceptors.index {
-            return Err(EntryError::Input(
+            return Err(EntryError::Options(
                 "at least one interceptor (index or timestamp) is needed to stamp entries".into(),
             ));
         }
@@ -90,7 +90,7 @@ impl Stamper {
             self.counter = self
                 .counter
                 .checked_add(i64::from(count))
-                .ok_or_else(|| EntryError::Input("broker index overflows int64".into()))?;
+                .ok_or_else(|| EntryError::Options("broker index overflows int64".into()))?;
             Some(self.counter as u64)
         } else {
             None

@@ -12,7 +12,7 @@ use flate2::{
     Compress, Compression as ZlibLevel, Decompress, FlushCompress, FlushDecompress, Status,
 };
 
-use crate::error::{EntryError, Result};
+use crate::error::{EntryError, FormatError, Result};
 
 /// Default bound on one decompressed payload.
 pub const DEFAULT_MAX_UNCOMPRESSED_SIZE: usize = 256 * 1024 * 1024;
@@ -83,7 +83,7 @@ impl FromStr for Codec {
             .into_iter()
             .find(|c| c.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                EntryError::Input(format!(
+                EntryError::Options(format!(
                     "unknown compression {s:?}; expected none, lz4, zlib, zstd or snappy"
                 ))
             })
@@ -155,17 +155,19 @@ impl Decompressor {
     ) -> Result<usize> {
         let size = size as usize;
         if size > limit {
-            return Err(EntryError::TooLarge {
+            return Err(EntryError::from(FormatError::TooLarge {
                 what: "uncompressed_size",
                 size: size as u64,
                 limit: limit as u64,
                 offset,
-            });
+            }));
         }
-        let fail = |reason: String| EntryError::Decompress {
-            codec: codec.name(),
-            offset,
-            reason,
+        let fail = |reason: String| {
+            EntryError::from(FormatError::Decompress {
+                codec: codec.name(),
+                offset,
+                reason,
+            })
         };
         // Checks that need only the input come before the buffer grows.
         match codec {
@@ -210,10 +212,12 @@ impl Decompressor {
         offset: usize,
     ) -> Result<()> {
         let size = out.len();
-        let fail = |reason: String| EntryError::Decompress {
-            codec: codec.name(),
-            offset,
-            reason,
+        let fail = |reason: String| {
+            EntryError::from(FormatError::Decompress {
+                codec: codec.name(),
+                offset,
+                reason,
+            })
         };
         match codec {
             Codec::None => out.copy_from_slice(input),

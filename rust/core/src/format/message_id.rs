@@ -16,7 +16,7 @@ use std::hash::{Hash, Hasher};
 
 use prost::Message as _;
 
-use crate::error::{EntryError, Result, Space};
+use crate::error::{EntryError, FormatError, Result, Space};
 use crate::format::wire::{Reader, Value};
 use crate::proto;
 
@@ -333,11 +333,13 @@ fn parse_id_data(buf: &[u8], base: usize) -> Result<IdData<'_>> {
             _ => {}
         }
     }
-    let missing = |field| EntryError::MissingField {
-        message: "MessageIdData",
-        space: Space::MessageId,
-        offset: base,
-        field,
+    let missing = |field| {
+        EntryError::from(FormatError::MissingField {
+            message: "MessageIdData",
+            space: Space::MessageId,
+            offset: base,
+            field,
+        })
     };
     data.ledger_id = ledger.ok_or_else(|| missing("ledgerId"))?;
     data.entry_id = entry.ok_or_else(|| missing("entryId"))?;

@@ -6,7 +6,7 @@
 //! buffer. Repeated fields are kept as counts and re-read lazily from the raw
 //! bytes, which keeps a view `Copy` and allocation-free.
 
-use crate::error::{EntryError, Result, Space};
+use crate::error::{EntryError, FormatError, Result, Space};
 use crate::format::wire::{packed_varints, utf8, Reader, Value};
 
 /// A repeated `KeyValue` field, read lazily from the message that holds it.
@@ -112,11 +112,13 @@ fn parse_key_value(buf: &[u8], base: usize, space: Space) -> Result<(&str, &str)
             _ => {}
         }
     }
-    let missing = |field| EntryError::MissingField {
-        message: "KeyValue",
-        space,
-        offset: base,
-        field,
+    let missing = |field| {
+        EntryError::from(FormatError::MissingField {
+            message: "KeyValue",
+            space,
+            offset: base,
+            field,
+        })
     };
     Ok((
         key.ok_or_else(|| missing("key"))?,
@@ -146,11 +148,13 @@ fn parse_encryption_key(buf: &[u8], base: usize, space: Space) -> Result<Encrypt
             _ => {}
         }
     }
-    let missing = |field| EntryError::MissingField {
-        message: "EncryptionKeys",
-        space,
-        offset: base,
-        field,
+    let missing = |field| {
+        EntryError::from(FormatError::MissingField {
+            message: "EncryptionKeys",
+            space,
+            offset: base,
+            field,
+        })
     };
     Ok(EncryptionKeyView {
         key: key.ok_or_else(|| missing("key"))?,
@@ -306,11 +310,13 @@ impl<'a> MessageMetadataView<'a> {
                 _ => {} // unknown fields are skipped, as Java does
             }
         }
-        let missing = |field| EntryError::MissingField {
-            message: "MessageMetadata",
-            space: Space::Entry,
-            offset: base,
-            field,
+        let missing = |field| {
+            EntryError::from(FormatError::MissingField {
+                message: "MessageMetadata",
+                space: Space::Entry,
+                offset: base,
+                field,
+            })
         };
         if !has_producer {
             return Err(missing("producer_name"));
@@ -450,12 +456,12 @@ impl<'a> SingleMessageMetadataView<'a> {
             }
         }
         if !has_size {
-            return Err(EntryError::MissingField {
+            return Err(EntryError::from(FormatError::MissingField {
                 message: "SingleMessageMetadata",
                 space: Space::BatchBuffer,
                 offset: base,
                 field: "payload_size",
-            });
+            }));
         }
         Ok(m)
     }

@@ -23,3 +23,7 @@ pub mod message_id;
 pub mod metadata;
 pub mod snappy;
 pub(crate) mod wire;
+
+/// The format layer's error (declared in [`crate::error`], below this layer,
+/// so that [`EntryError`](crate::error::EntryError) can wrap it).
+pub use crate::error::FormatError;

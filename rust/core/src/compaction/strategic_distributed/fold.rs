@@ -32,7 +32,7 @@ pub struct StrategicFold<S: Strategy> {
 impl<S: Strategy> StrategicFold<S> {
     pub fn new(opts: CompactOptions, strategy: S) -> Result<Self> {
         if opts.order != Order::Publish {
-            return Err(EntryError::Input(
+            return Err(EntryError::Options(
                 "a compaction strategy works in publishing order; order=\"event_time\" cannot be combined with it".into(),
             ));
         }
@@ -62,7 +62,7 @@ impl<S: Strategy> StrategicFold<S> {
             }
             let partition = rows.partition(i);
             let key = rows.key(i).ok_or_else(|| {
-                EntryError::Input(format!("row {i} of kind {kind} has a null key"))
+                EntryError::Schema(format!("row {i} of kind {kind} has a null key"))
             })?;
             if self
                 .current
@@ -75,7 +75,7 @@ impl<S: Strategy> StrategicFold<S> {
             let position = rows.position(i);
             if let Some(last) = self.last {
                 if (position, kind) < last {
-                    return Err(EntryError::Input(format!(
+                    return Err(EntryError::Order(format!(
                         "rows of key {key:?} are not sorted by position: {position} after {}",
                         last.0
                     )));
@@ -90,7 +90,7 @@ impl<S: Strategy> StrategicFold<S> {
                 KIND_CHUNK => {
                     let uuid = rows.uuid(i).unwrap_or_default();
                     let data = rows.value(i).ok_or_else(|| {
-                        EntryError::Input(format!("chunk row {position} has no entry bytes"))
+                        EntryError::Schema(format!("chunk row {position} has no entry bytes"))
                     })?;
                     let opts = self.opts;
                     let reader = self
@@ -127,7 +127,7 @@ impl<S: Strategy> StrategicFold<S> {
                     )?;
                 }
                 other => {
-                    return Err(EntryError::Input(format!("unknown row kind {other}")));
+                    return Err(EntryError::Schema(format!("unknown row kind {other}")));
                 }
             }
         }

@@ -102,7 +102,7 @@ pub struct PartitionPass {
 impl PartitionPass {
     pub fn new(opts: CompactOptions) -> Result<Self> {
         if opts.order != Order::Publish {
-            return Err(EntryError::Input(
+            return Err(EntryError::Options(
                 "a compaction strategy works in publishing order; order=\"event_time\" cannot be combined with it".into(),
             ));
         }

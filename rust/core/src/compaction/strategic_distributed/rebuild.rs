@@ -24,13 +24,13 @@ pub fn rebuild(batch: &RecordBatch, opts: &CompactOptions) -> Result<Vec<RecordB
     let note = note.as_string::<i32>();
     let slots = batch
         .column_by_name("slots")
-        .ok_or_else(|| EntryError::Input("input has no `slots` column".into()))?;
+        .ok_or_else(|| EntryError::Schema("input has no `slots` column".into()))?;
     let slots = SlotLists::new(slots)?;
     let mut decompressor = Decompressor::default();
     let mut out = Output::new(true);
     for i in 0..rows.len() {
         if rows.id_is_null(i) {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Schema(format!(
                 "entry row {i} has a null ledger_id or entry_id"
             )));
         }
@@ -75,7 +75,7 @@ impl<'a> SlotLists<'a> {
             DataType::List(_) => Ok(SlotLists::Small(col.as_list::<i32>())),
             DataType::LargeList(_) => Ok(SlotLists::Large(col.as_list::<i64>())),
             DataType::Null => Ok(SlotLists::Null),
-            other => Err(EntryError::Input(format!(
+            other => Err(EntryError::Schema(format!(
                 "`slots` must be a list of (batch_index, value) structs, not {other}"
             ))),
         }
@@ -100,12 +100,12 @@ pub(super) fn slots_of<O: OffsetSizeTrait>(
     let items = list.value(i);
     let items: &StructArray = items
         .as_struct_opt()
-        .ok_or_else(|| EntryError::Input("`slots` items must be structs".into()))?;
+        .ok_or_else(|| EntryError::Schema("`slots` items must be structs".into()))?;
     let field = |name: &str, to: &DataType| -> Result<ArrayRef> {
         let col = items
             .column_by_name(name)
-            .ok_or_else(|| EntryError::Input(format!("`slots` items have no `{name}`")))?;
-        arrow_cast::cast(col, to).map_err(|e| EntryError::Input(format!("`slots.{name}`: {e}")))
+            .ok_or_else(|| EntryError::Schema(format!("`slots` items have no `{name}`")))?;
+        arrow_cast::cast(col, to).map_err(|e| EntryError::Schema(format!("`slots.{name}`: {e}")))
     };
     let index = field("batch_index", &DataType::Int32)?;
     let index = index.as_primitive::<Int32Type>();

@@ -121,7 +121,7 @@ pub(super) fn pack_positions(positions: &[Position]) -> Vec<u8> {
 
 pub(super) fn unpack_positions(raw: &[u8]) -> Result<Vec<Position>> {
     if !raw.len().is_multiple_of(16) {
-        return Err(EntryError::Input(format!(
+        return Err(EntryError::Data(format!(
             "`chunks` holds {} bytes, not a multiple of 16",
             raw.len()
         )));
@@ -165,11 +165,11 @@ pub(super) struct RowColumns {
 pub(super) fn column(batch: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
     let col = batch
         .column_by_name(name)
-        .ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))?;
+        .ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))?;
     if col.data_type() == to {
         return Ok(col.clone());
     }
-    arrow_cast::cast(col, to).map_err(|e| EntryError::Input(format!("`{name}`: {e}")))
+    arrow_cast::cast(col, to).map_err(|e| EntryError::Schema(format!("`{name}`: {e}")))
 }
 
 impl RowColumns {

@@ -468,7 +468,7 @@ mod tests {
         assert_eq!(chunks.len(), compressed.len().div_ceil(100));
         let mut joined = Vec::new();
         for (k, c) in chunks.iter().enumerate() {
-            let e = crate::EntryView::parse(c, true).unwrap();
+            let e = crate::format::frame::EntryView::parse(c, true).unwrap();
             let md = e.metadata;
             assert_eq!(md.uuid, Some("p-3"));
             assert_eq!(md.chunk_id, Some(k as i32));

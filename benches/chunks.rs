@@ -21,8 +21,8 @@ use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pulsar_entries_core::chunks::{reassemble, ReassemblyOptions};
-use pulsar_entries_core::compression::Decompressor;
 use pulsar_entries_core::decode::decode_record_batch;
+use pulsar_entries_core::format::compression::Decompressor;
 use pulsar_entries_core::{encode_chunked, Codec, DecodeOptions, EncodeOptions, MessageInput};
 
 const MESSAGES: usize = 32;

@@ -15,6 +15,10 @@
 //! After criterion's own output, a summary table prints throughputs and the
 //! ratios that `benches/README.md` tracks (read back from criterion's
 //! `estimates.json`, median of the samples).
+//!
+//! One file on purpose (about 900 lines): one criterion binary over one seeded
+//! corpus, and the summary table at the end reads every group's estimates to
+//! print the ratios between them, so the groups cannot live apart.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -30,10 +34,10 @@ use prost::Message as _;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use pulsar_entries_core::batch::{split_batch, BatchRecord};
-use pulsar_entries_core::compression::Decompressor;
 use pulsar_entries_core::decode::decode_record_batch;
-use pulsar_entries_core::metadata::{MessageMetadataView, SingleMessageMetadataView};
+use pulsar_entries_core::format::batch::{split_batch, BatchRecord};
+use pulsar_entries_core::format::compression::Decompressor;
+use pulsar_entries_core::format::metadata::{MessageMetadataView, SingleMessageMetadataView};
 use pulsar_entries_core::{
     encode_entry, proto, Codec, DecodeOptions, EncodeOptions, EntryView, Key, MessageInput,
     DEFAULT_MAX_UNCOMPRESSED_SIZE,

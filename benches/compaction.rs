@@ -272,7 +272,7 @@ fn strip_field_31(entry: &[u8]) -> Vec<u8> {
     let view = pulsar_entries_core::EntryView::parse(entry, false).unwrap();
     let mut md = pulsar_entries_core::proto::MessageMetadata::decode(view.metadata.raw).unwrap();
     md.compacted_batch_indexes.clear();
-    pulsar_entries_core::encode::frame_entry(&md, view.payload, true, None)
+    pulsar_entries_core::format::encode::frame_entry(&md, view.payload, true, None)
 }
 
 fn bench_last_position(c: &mut Criterion) {

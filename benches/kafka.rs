@@ -21,8 +21,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use pulsar_entries_core::decode::decode_record_batch;
-use pulsar_entries_core::kafka::codec::KafkaCodec;
-use pulsar_entries_core::kafka::encode::{
+use pulsar_entries_core::processor::kafka::codec::KafkaCodec;
+use pulsar_entries_core::processor::kafka::encode::{
     encode_kop_entry, encode_record_batch, KafkaBatchOptions, KafkaRecordInput,
 };
 use pulsar_entries_core::{encode_entry, Codec, DecodeOptions, EncodeOptions, Key, MessageInput};

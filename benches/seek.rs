@@ -18,7 +18,7 @@ use std::time::Duration;
 use arrow_array::{ArrayRef, BinaryArray, Int64Array, RecordBatch};
 use criterion::{BenchmarkId, Criterion};
 
-use pulsar_entries_core::broker::{Interceptors, Stamper};
+use pulsar_entries_core::format::broker::{Interceptors, Stamper};
 use pulsar_entries_core::seek::{
     entry_timestamp, find_position_by_offset, find_position_by_time, EntryTable,
 };

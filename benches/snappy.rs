@@ -1,5 +1,5 @@
 //! Snappy compression throughput: our Pulsar-compatible encoder
-//! (`pulsar_entries_core::snappy`, aircompressor's algorithm) against the
+//! (`pulsar_entries_core::format::snappy`, aircompressor's algorithm) against the
 //! `snap` crate's raw encoder (Google's current algorithm), same inputs, same
 //! run. Run from the repo root:
 //!
@@ -18,7 +18,7 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use pulsar_entries_core::snappy;
+use pulsar_entries_core::format::snappy;
 
 fn json_like(len: usize, rng: &mut StdRng) -> Vec<u8> {
     let mut out = Vec::with_capacity(len + 200);

@@ -1,4 +1,6 @@
-//! The core crate's one error type.
+//! The core's errors: [`ErrorKind`], the format layer's [`FormatError`] and
+//! the crate's wrapper [`EntryError`]; `offload` has its own
+//! [`OffloadError`](crate::offload::OffloadError).
 //!
 //! Every variant says what failed and where: offsets are absolute byte
 //! positions in the entry, except `Batch` errors, whose offsets are positions
@@ -28,8 +30,13 @@ impl fmt::Display for Space {
     }
 }
 
+/// The format layer's error: the stored bytes are malformed (framing,
+/// checksum, protobuf, size limits, codecs, batches). Every variant's kind is
+/// [`ErrorKind::Data`]. Named [`crate::format::FormatError`] too; it is
+/// declared here, below `format`, so that [`EntryError`] can wrap it without
+/// `error` depending on the layer above it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EntryError {
+pub enum FormatError {
     #[error("truncated {what} at {space} {offset}: needs {needed} bytes, {available} available")]
     Truncated {
         what: &'static str,
@@ -80,6 +87,22 @@ pub enum EntryError {
         offset: usize,
         reason: String,
     },
+}
+
+impl FormatError {
+    /// The kind of this error: always [`ErrorKind::Data`].
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::Data
+    }
+}
+
+/// The crate's error: a layer's error wrapped (`Format`), or one raised by the
+/// layers above `format` (processors, decode, chunks, compaction, seek).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// Malformed stored bytes, from the format layer.
+    #[error(transparent)]
+    Format(#[from] FormatError),
     #[error("Kafka record batch {batch} at entry offset {offset}: {reason}")]
     Kafka {
         batch: usize,
@@ -95,8 +118,6 @@ pub enum EntryError {
         processors: String,
         properties: String,
     },
-    #[error("invalid input: {0}")]
-    Input(String),
     /// The input table lacks a column, or a column has the wrong type.
     #[error("input schema: {0}")]
     Schema(String),
@@ -106,6 +127,10 @@ pub enum EntryError {
     /// Input rows are not in the order the operation needs.
     #[error("input order: {0}")]
     Order(String),
+    /// Malformed data outside an entry's framing: a ledger record, a packed
+    /// position list, a compacted entry with no message left.
+    #[error("malformed data: {0}")]
+    Data(String),
     /// Reading storage failed.
     #[error("I/O: {0}")]
     Io(String),
@@ -136,15 +161,117 @@ impl EntryError {
     /// The kind of this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            EntryError::Input(_) | EntryError::Schema(_) => ErrorKind::InputSchema,
+            EntryError::Format(e) => e.kind(),
+            EntryError::Schema(_) => ErrorKind::InputSchema,
             EntryError::Options(_) | EntryError::Encode(_) | EntryError::Strategy(_) => {
                 ErrorKind::Options
             }
             EntryError::Order(_) => ErrorKind::Order,
             EntryError::Io(_) => ErrorKind::Io,
-            _ => ErrorKind::Data,
+            EntryError::Data(_)
+            | EntryError::Kafka { .. }
+            | EntryError::Processor { .. }
+            | EntryError::NoProcessor { .. } => ErrorKind::Data,
         }
+    }
+
+    // transitional path for rust/python: the bindings still build
+    // `EntryError::Input(..)`, the catch-all this crate no longer raises; it
+    // now means a schema error. Remove once rust/python stops using it.
+    #[doc(hidden)]
+    #[allow(non_snake_case)]
+    pub fn Input(message: String) -> EntryError {
+        EntryError::Schema(message)
     }
 }
 
 pub type Result<T, E = EntryError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_error_variant_has_its_kind() {
+        let s = || "x".to_string();
+        let cases = [
+            (EntryError::Schema(s()), ErrorKind::InputSchema),
+            (EntryError::Options(s()), ErrorKind::Options),
+            (EntryError::Encode(s()), ErrorKind::Options),
+            (EntryError::Strategy(s()), ErrorKind::Options),
+            (EntryError::Order(s()), ErrorKind::Order),
+            (EntryError::Data(s()), ErrorKind::Data),
+            (EntryError::Io(s()), ErrorKind::Io),
+            (
+                EntryError::Kafka {
+                    batch: 0,
+                    offset: 0,
+                    reason: s(),
+                },
+                ErrorKind::Data,
+            ),
+            (
+                EntryError::Processor {
+                    processor: s(),
+                    reason: s(),
+                },
+                ErrorKind::Data,
+            ),
+            (
+                EntryError::NoProcessor {
+                    processors: s(),
+                    properties: s(),
+                },
+                ErrorKind::Data,
+            ),
+        ];
+        for (e, kind) in cases {
+            assert_eq!(e.kind(), kind, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn format_errors_are_data_and_keep_their_text_when_wrapped() {
+        let e = FormatError::ChecksumMismatch {
+            stored: 1,
+            computed: 2,
+            start: 6,
+            end: 40,
+        };
+        assert_eq!(e.kind(), ErrorKind::Data);
+        let wrapped: EntryError = e.clone().into();
+        assert_eq!(wrapped.kind(), ErrorKind::Data);
+        assert_eq!(wrapped, EntryError::Format(e.clone()));
+        assert_eq!(
+            wrapped.to_string(),
+            "checksum mismatch: stored crc32c 0x00000001, computed 0x00000002 over entry bytes 6..40"
+        );
+        assert_eq!(wrapped.to_string(), e.to_string());
+    }
+
+    #[test]
+    fn the_transitional_input_constructor_is_a_schema_error() {
+        let e = EntryError::Input("no `data`".into());
+        assert_eq!(e, EntryError::Schema("no `data`".into()));
+        assert_eq!(e.kind(), ErrorKind::InputSchema);
+    }
+
+    #[test]
+    fn kinds_of_the_old_catch_all_now_differ_by_cause() {
+        let texts = [
+            EntryError::Schema("a".into()).to_string(),
+            EntryError::Options("a".into()).to_string(),
+            EntryError::Order("a".into()).to_string(),
+            EntryError::Data("a".into()).to_string(),
+        ];
+        assert_eq!(
+            texts,
+            [
+                "input schema: a",
+                "invalid option: a",
+                "input order: a",
+                "malformed data: a"
+            ]
+        );
+    }
+}

@@ -2,48 +2,37 @@
 //! entries (the bytes a BookKeeper ledger holds for one published entry),
 //! byte-compatible with Pulsar. No Python here; `rust/python` binds it.
 //!
-//! Layout, one module per concept:
-//! - [`frame`]: the `0e 02` broker prefix, the `0e 01` CRC32C section, metadata size;
-//! - [`metadata`]: zero-copy MessageMetadata / SingleMessageMetadata views;
-//! - [`compression`]: the five codecs in Pulsar's stored forms;
-//! - [`snappy`]: the Snappy encoder Pulsar's Java side uses, byte for byte;
-//! - [`batch`]: the batch payload scan, compacted shapes included;
-//! - [`decode`]: entries → Arrow message rows;
-//! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
-//! - [`entry_metadata`]: entries → Arrow, one row of metadata per entry;
-//! - [`processor`]: payload processors (PIP-96) that turn payloads into messages;
-//! - [`kafka`]: KoP `entry.format=kafka` entries (Kafka RecordBatch v2);
-//! - [`broker`]: broker entry metadata (PIP-70) as the interceptors write it;
-//! - [`seek`]: seek by broker time and by continuous offset;
-//! - [`message_id`]: message ids and chunk message ids, Java's bytes and order;
-//! - [`chunks`]: chunked-message reassembly over decoded rows;
-//! - [`entries`]: the entry-table input shape;
-//! - [`compaction`]: two-phase compaction, strategies, last-message position;
-//! - [`offload`]: tiered-storage offload objects (data blocks, index v1/v2) → entries, and back.
+//! # Layers
+//!
+//! Each module uses only the modules on lower lines (never one on its own
+//! line or above); `tests/layers.rs` checks it, and that `format` has no Arrow:
+//!
+//! 1. [`error`], [`proto`]: the error types and the generated protobuf types;
+//! 2. [`format`]: the byte formats (frame, metadata, codecs, batches, message
+//!    ids, broker entry metadata, encoding). No Arrow;
+//! 3. [`processor`]: payload processors (PIP-96) that turn a payload into
+//!    messages: the trait, the registry, Pulsar and KoP Kafka;
+//!    [`metadata_store`]: topic names to metadata-store paths, and the nodes a
+//!    reader of a live cluster needs (managed ledgers, cursors, bookies);
+//! 4. [`decode`]: entries → Arrow (the entry-table input, messages, per-entry
+//!    metadata, message-id columns);
+//! 5. [`chunks`] (chunked-message reassembly over decoded rows),
+//!    [`compaction`] (two-phase compaction, strategies, last-message
+//!    position), [`offload`] (tiered-storage offload objects ↔ entries),
+//!    [`seek`] (seek by broker time and by continuous offset),
+//!    [`bookkeeper`] (a read-only BookKeeper client and bookie files →
+//!    entries): the operations and storage readers, independent of each other.
 
-mod arrow_types;
-pub mod batch;
 pub mod bookkeeper;
-pub mod broker;
 pub mod chunks;
 pub mod compaction;
-pub mod compression;
-pub mod crc;
 pub mod decode;
-pub mod encode;
-pub mod entries;
-pub mod entry_metadata;
 pub mod error;
-pub mod frame;
-pub mod kafka;
-pub mod message_id;
-pub mod metadata;
+pub mod format;
 pub mod metadata_store;
 pub mod offload;
 pub mod processor;
 pub mod seek;
-pub mod snappy;
-mod wire;
 
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.
 pub mod proto {
@@ -62,10 +51,27 @@ pub mod proto {
     }
 }
 
-pub use compression::{Codec, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 pub use decode::{message_schema, DecodeOptions, Decoder, EntryId};
-pub use encode::{encode_chunked, encode_entry, EncodeOptions, Key, MessageInput};
 pub use error::{EntryError, ErrorKind, Result};
-pub use frame::EntryView;
-pub use message_id::{AnyMessageId, ChunkMessageId, MessageId};
+pub use format::compression::{Codec, DEFAULT_MAX_UNCOMPRESSED_SIZE};
+pub use format::encode::{encode_chunked, encode_entry, EncodeOptions, Key, MessageInput};
+pub use format::frame::EntryView;
+pub use format::message_id::{AnyMessageId, ChunkMessageId, MessageId};
 pub use processor::{PayloadProcessor, Processors};
+
+// transitional path for rust/python: the modules' paths before the layer
+// folders. Code inside the crate uses the layer paths.
+#[doc(hidden)]
+pub use format::{batch, broker, compression, crc, encode, frame, metadata, snappy};
+// transitional path for rust/python
+#[doc(hidden)]
+pub use decode::{entries, entry_metadata};
+// transitional path for rust/python
+#[doc(hidden)]
+pub use processor::kafka;
+/// transitional path for rust/python: `message_id` before the layer folders.
+#[doc(hidden)]
+pub mod message_id {
+    pub use crate::decode::message_ids::message_id_arrays;
+    pub use crate::format::message_id::*;
+}

@@ -18,7 +18,7 @@ use arrow_array::{Array, BinaryArray, BinaryViewArray, Int64Array, LargeBinaryAr
 use arrow_schema::DataType;
 
 use crate::error::{EntryError, Result};
-use crate::frame::{split_broker_entry_metadata, EntryView};
+use crate::format::frame::{split_broker_entry_metadata, EntryView};
 
 enum DataColumn {
     Binary(BinaryArray),
@@ -52,9 +52,9 @@ pub struct EntryTable {
 fn id_column(batch: &RecordBatch, name: &str) -> Result<Int64Array> {
     let col = batch
         .column_by_name(name)
-        .ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))?;
+        .ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))?;
     let col = arrow_cast::cast(col, &DataType::Int64)
-        .map_err(|e| EntryError::Input(format!("`{name}`: {e}")))?;
+        .map_err(|e| EntryError::Schema(format!("`{name}`: {e}")))?;
     Ok(col.as_any().downcast_ref::<Int64Array>().unwrap().clone())
 }
 
@@ -68,7 +68,7 @@ impl EntryTable {
             }
             let data = b
                 .column_by_name("data")
-                .ok_or_else(|| EntryError::Input("input has no `data` column".into()))?;
+                .ok_or_else(|| EntryError::Schema("input has no `data` column".into()))?;
             let data = match data.data_type() {
                 DataType::Binary => {
                     DataColumn::Binary(data.as_any().downcast_ref::<BinaryArray>().unwrap().clone())
@@ -86,7 +86,7 @@ impl EntryTable {
                         .clone(),
                 ),
                 other => {
-                    return Err(EntryError::Input(format!(
+                    return Err(EntryError::Schema(format!(
                         "`data` must be binary or large_binary, not {other}"
                     )))
                 }
@@ -194,7 +194,7 @@ pub fn entry_timestamp(data: &[u8]) -> Result<u64> {
 /// Pulsar's seek by timestamp (`time_ms` in milliseconds).
 pub fn find_position_by_time(table: &EntryTable, time_ms: i64) -> Result<Position> {
     if table.is_empty() {
-        return Err(EntryError::Input(
+        return Err(EntryError::Schema(
             "cannot seek in an empty entry table".into(),
         ));
     }
@@ -213,7 +213,7 @@ pub fn find_position_by_time(table: &EntryTable, time_ms: i64) -> Result<Positio
 /// message's index in it.
 pub fn find_position_by_offset(table: &EntryTable, offset: i64) -> Result<Position> {
     if table.is_empty() {
-        return Err(EntryError::Input(
+        return Err(EntryError::Schema(
             "cannot seek in an empty entry table".into(),
         ));
     }

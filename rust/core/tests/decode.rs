@@ -1,5 +1,9 @@
 //! Entries → Arrow: row shapes, error rows and count reconciliation, plus
 //! property tests (encode → decode round trip, single-bit flips).
+//!
+//! One file on purpose (about 600 lines): the row-shape tests and the property
+//! tests check the same contract (one row per message, one error row per bad
+//! entry) through the same `entries` / `decode` helpers.
 
 use std::sync::Arc;
 
@@ -8,7 +12,7 @@ use arrow_array::types::{Int32Type, Int64Type, TimestampMillisecondType};
 use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use proptest::prelude::*;
-use pulsar_entries_core::encode::frame_entry;
+use pulsar_entries_core::format::encode::frame_entry;
 use pulsar_entries_core::proto;
 use pulsar_entries_core::{
     encode_entry, message_schema, Codec, DecodeOptions, Decoder, EncodeOptions, EntryId, Key,
@@ -319,7 +323,8 @@ fn encrypted_batches_are_one_opaque_row() {
 #[test]
 fn chunks_expose_their_fields_and_stay_compressed() {
     let whole = compress_text(5000);
-    let compressed = pulsar_entries_core::compression::compress(Codec::Zstd, &whole).unwrap();
+    let compressed =
+        pulsar_entries_core::format::compression::compress(Codec::Zstd, &whole).unwrap();
     let half = compressed.len() / 2;
     let chunk = |id: i32, part: &[u8]| {
         let md = proto::MessageMetadata {

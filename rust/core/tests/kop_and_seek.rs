@@ -6,10 +6,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, RecordBatch};
 use proptest::prelude::*;
-use pulsar_entries_core::broker::{Interceptors, Stamper};
 use pulsar_entries_core::decode::decode_record_batch;
-use pulsar_entries_core::kafka::codec::KafkaCodec;
-use pulsar_entries_core::kafka::encode::{
+use pulsar_entries_core::format::broker::{Interceptors, Stamper};
+use pulsar_entries_core::processor::kafka::codec::KafkaCodec;
+use pulsar_entries_core::processor::kafka::encode::{
     encode_kop_entry, encode_record_batch, KafkaBatchOptions, KafkaRecordInput,
 };
 use pulsar_entries_core::seek::{
@@ -138,7 +138,7 @@ proptest! {
         prop_assert_eq!(pos.row, linear);
         prop_assert!(pos.entries_read <= 2 + (data.len().max(1)).ilog2() as usize + 1);
         // Offset seek: the entry whose index range holds the offset.
-        let offset = (probe.rem_euclid(stamper.index() + 2)) as i64;
+        let offset = probe.rem_euclid(stamper.index() + 2);
         let pos = find_position_by_offset(&t, offset).unwrap();
         let mut last = -1i64;
         let mut expect = (data.len(), None);
@@ -159,7 +159,7 @@ proptest! {
 #[test]
 fn pulsar_transaction_status_comes_from_markers() {
     use arrow_array::StringArray;
-    use pulsar_entries_core::encode::frame_entry;
+    use pulsar_entries_core::format::encode::frame_entry;
     use pulsar_entries_core::proto;
 
     let txn_entry = |least: u64, value: &[u8]| {

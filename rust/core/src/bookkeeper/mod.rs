@@ -54,9 +54,9 @@ impl BookKeeperError {
     }
 }
 
-/// Entries as an entry table (`ledger_id, entry_id, data, error`), the shape
-/// [`crate::offload::offload_schema`] gives: a failed entry is a row with a
-/// null `data` and its `error`.
+/// Entries as an entry table (`ledger_id, entry_id, data, error`,
+/// [`crate::decode::entries::entry_table_schema`]): a failed entry is a row
+/// with a null `data` and its `error`.
 pub fn entries_batch(entries: &[ReadEntry]) -> RecordBatch {
     let mut ledger = Int64Builder::with_capacity(entries.len());
     let mut entry = Int64Builder::with_capacity(entries.len());
@@ -86,6 +86,6 @@ pub fn entries_batch(entries: &[ReadEntry]) -> RecordBatch {
         Arc::new(data.finish()),
         Arc::new(error.finish()),
     ];
-    RecordBatch::try_new(crate::offload::offload_schema(), columns)
+    RecordBatch::try_new(crate::decode::entries::entry_table_schema(), columns)
         .expect("columns match the entry-table schema")
 }

@@ -23,10 +23,10 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use foldhash::fast::RandomState;
 
-use crate::compression::Decompressor;
-use crate::entries::EntryRows;
+use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::format::compression::Decompressor;
+use crate::format::frame::EntryView;
 
 use super::keys::{KeyState, Observation};
 use super::rebatch::rebatch;
@@ -155,7 +155,7 @@ pub(crate) struct OrderCheck {
 impl OrderCheck {
     pub(crate) fn check(&mut self, rows: &EntryRows<'_>, i: usize) -> Result<EntryKey> {
         if rows.id_is_null(i) {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Schema(format!(
                 "entry row {i} has a null ledger_id or entry_id; compaction needs every entry's position"
             )));
         }
@@ -163,7 +163,7 @@ impl OrderCheck {
         let pos = (id.ledger_id, id.entry_id);
         if let Some(&last) = self.last.get(&id.partition) {
             if pos <= last {
-                return Err(EntryError::Input(format!(
+                return Err(EntryError::Order(format!(
                     "entries are not in topic order: {}:{} comes after {}:{} (partition {}); \
                      sort by ledger_id, entry_id and drop duplicates first",
                     pos.0, pos.1, last.0, last.1, id.partition
@@ -216,7 +216,7 @@ impl Compactor {
         match self.with_partition {
             None => self.with_partition = Some(rows.has_partition()),
             Some(p) if p != rows.has_partition() => {
-                return Err(EntryError::Input(
+                return Err(EntryError::Schema(
                     "every input batch must have the same columns (partition or not)".into(),
                 ))
             }
@@ -228,7 +228,7 @@ impl Compactor {
     /// Phase one over one batch of entries.
     pub fn observe(&mut self, batch: &RecordBatch) -> Result<()> {
         if self.retained.is_some() {
-            return Err(EntryError::Input(
+            return Err(EntryError::Order(
                 "observe() after write(): phase one is over".into(),
             ));
         }

@@ -26,9 +26,9 @@ use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::compression::Decompressor;
-use crate::entries::{int_column, EntryRows};
+use crate::decode::entries::{int_column, EntryRows};
 use crate::error::{EntryError, Result};
+use crate::format::compression::Decompressor;
 
 use super::compactor::{output_schema, rewrite_entry, Output};
 use super::keys::{KeyState, Observation};
@@ -149,7 +149,7 @@ struct Row {
 /// holds.
 pub fn candidates(batch: &RecordBatch, opts: &CompactOptions, reduce: bool) -> Result<RecordBatch> {
     if reduce && opts.order != Order::Publish {
-        return Err(EntryError::Input(
+        return Err(EntryError::Options(
             "candidates can only be reduced in publishing order".into(),
         ));
     }
@@ -158,7 +158,7 @@ pub fn candidates(batch: &RecordBatch, opts: &CompactOptions, reduce: bool) -> R
     let mut decompressor = Decompressor::default();
     for i in 0..rows.len() {
         if rows.id_is_null(i) {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Schema(format!(
                 "entry row {i} has a null ledger_id or entry_id; compaction needs every entry's position"
             )));
         }
@@ -311,12 +311,12 @@ impl SurvivorFolder {
         let col = |name: &str| {
             batch
                 .column_by_name(name)
-                .ok_or_else(|| EntryError::Input(format!("candidates have no `{name}` column")))
+                .ok_or_else(|| EntryError::Schema(format!("candidates have no `{name}` column")))
         };
         let partition = int_column(batch, "partition", &DataType::Int32)?;
         let partition = partition.as_primitive::<Int32Type>();
         let key = arrow_cast::cast(col("key")?, &DataType::Utf8)
-            .map_err(|e| EntryError::Input(format!("`key`: {e}")))?;
+            .map_err(|e| EntryError::Schema(format!("`key`: {e}")))?;
         let key = key.as_string::<i32>();
         let ledger = int_column(batch, "ledger_id", &DataType::Int64)?;
         let ledger = ledger.as_primitive::<Int64Type>();
@@ -326,14 +326,14 @@ impl SurvivorFolder {
         let index = index.as_primitive::<Int32Type>();
         let tombstone = col("tombstone")?
             .as_boolean_opt()
-            .ok_or_else(|| EntryError::Input("`tombstone` must be a boolean column".into()))?;
+            .ok_or_else(|| EntryError::Schema("`tombstone` must be a boolean column".into()))?;
         let batched = col("batched")?
             .as_boolean_opt()
-            .ok_or_else(|| EntryError::Input("`batched` must be a boolean column".into()))?;
+            .ok_or_else(|| EntryError::Schema("`batched` must be a boolean column".into()))?;
         let event_time = int_column(batch, "event_time", &DataType::Int64)?;
         let event_time = event_time.as_primitive::<Int64Type>();
         let uuid = arrow_cast::cast(col("uuid")?, &DataType::Utf8)
-            .map_err(|e| EntryError::Input(format!("`uuid`: {e}")))?;
+            .map_err(|e| EntryError::Schema(format!("`uuid`: {e}")))?;
         let uuid = uuid.as_string::<i32>();
         let chunk_id = int_column(batch, "chunk_id", &DataType::Int32)?;
         let chunk_id = chunk_id.as_primitive::<Int32Type>();
@@ -351,7 +351,7 @@ impl SurvivorFolder {
             if !same {
                 if let Some((cp, ck)) = &self.current {
                     if (p, k) < (*cp, ck.as_str()) {
-                        return Err(EntryError::Input(format!(
+                        return Err(EntryError::Order(format!(
                             "candidates are not sorted by partition and key: {k:?} (partition {p}) after {ck:?} (partition {cp})"
                         )));
                     }
@@ -360,7 +360,7 @@ impl SurvivorFolder {
                 self.current = Some((p, k.to_owned()));
             }
             if self.last.is_some_and(|last| position <= last) {
-                return Err(EntryError::Input(format!(
+                return Err(EntryError::Order(format!(
                     "candidates of key {k:?} are not sorted by position: {position} after {}",
                     self.last.unwrap()
                 )));
@@ -403,7 +403,7 @@ pub fn rebuild(batch: &RecordBatch, opts: &CompactOptions) -> Result<Vec<RecordB
     let rows = EntryRows::new(batch)?;
     let retained = batch
         .column_by_name("retained")
-        .ok_or_else(|| EntryError::Input("input has no `retained` column".into()))?;
+        .ok_or_else(|| EntryError::Schema("input has no `retained` column".into()))?;
     let retained = match retained.data_type() {
         DataType::List(_) => arrow_cast::cast(
             retained,
@@ -414,12 +414,12 @@ pub fn rebuild(batch: &RecordBatch, opts: &CompactOptions) -> Result<Vec<RecordB
             &DataType::List(Arc::new(Field::new_list_field(DataType::Int32, true))),
         ),
         other => {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Schema(format!(
                 "`retained` must be a list of batch indexes, not {other}"
             )))
         }
     }
-    .map_err(|e| EntryError::Input(format!("`retained`: {e}")))?;
+    .map_err(|e| EntryError::Schema(format!("`retained`: {e}")))?;
     let retained = retained.as_list::<i32>();
     let mut out = Output::new(rows.has_partition());
     let mut decompressor = Decompressor::default();

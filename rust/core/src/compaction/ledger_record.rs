@@ -4,7 +4,7 @@
 
 use prost::Message as _;
 
-use crate::error::{EntryError, Result, Space};
+use crate::error::{EntryError, FormatError, Result, Space};
 use crate::proto;
 
 /// The id written for an entry: ledger and entry, plus the partition when known.
@@ -33,44 +33,50 @@ pub fn to_record(id: &proto::MessageIdData, entry: &[u8]) -> Result<Vec<u8>> {
 fn read_u32(data: &[u8], at: usize, what: &'static str) -> Result<usize> {
     data.get(at..at + 4)
         .map(|b| u32::from_be_bytes(b.try_into().unwrap()) as usize)
-        .ok_or(EntryError::Truncated {
+        .ok_or(EntryError::from(FormatError::Truncated {
             what,
             space: Space::Entry,
             offset: at,
             needed: 4,
             available: data.len().saturating_sub(at),
-        })
+        }))
 }
 
 /// Parses one record: its id and the entry bytes. Sizes are checked against
 /// the record before anything is sliced; trailing bytes are an error.
 pub fn from_record(data: &[u8]) -> Result<(proto::MessageIdData, &[u8])> {
     let id_len = read_u32(data, 0, "MessageIdData size")?;
-    let id_bytes = data.get(4..4 + id_len).ok_or(EntryError::Truncated {
-        what: "MessageIdData",
-        space: Space::Entry,
-        offset: 4,
-        needed: id_len,
-        available: data.len().saturating_sub(4),
-    })?;
-    let id = proto::MessageIdData::decode(id_bytes).map_err(|e| EntryError::Protobuf {
-        message: "MessageIdData",
-        space: Space::Entry,
-        offset: 4,
-        reason: e.to_string(),
+    let id_bytes = data
+        .get(4..4 + id_len)
+        .ok_or(EntryError::from(FormatError::Truncated {
+            what: "MessageIdData",
+            space: Space::Entry,
+            offset: 4,
+            needed: id_len,
+            available: data.len().saturating_sub(4),
+        }))?;
+    let id = proto::MessageIdData::decode(id_bytes).map_err(|e| {
+        EntryError::from(FormatError::Protobuf {
+            message: "MessageIdData",
+            space: Space::Entry,
+            offset: 4,
+            reason: e.to_string(),
+        })
     })?;
     let len_at = 4 + id_len;
     let len = read_u32(data, len_at, "entry size")?;
     let start = len_at + 4;
-    let entry = data.get(start..start + len).ok_or(EntryError::Truncated {
-        what: "entry",
-        space: Space::Entry,
-        offset: start,
-        needed: len,
-        available: data.len().saturating_sub(start),
-    })?;
+    let entry = data
+        .get(start..start + len)
+        .ok_or(EntryError::from(FormatError::Truncated {
+            what: "entry",
+            space: Space::Entry,
+            offset: start,
+            needed: len,
+            available: data.len().saturating_sub(start),
+        }))?;
     if start + len != data.len() {
-        return Err(EntryError::Input(format!(
+        return Err(EntryError::Data(format!(
             "{} trailing bytes after the entry at offset {}",
             data.len() - start - len,
             start + len

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 
 use foldhash::fast::RandomState;
 
-use crate::compression::{Codec, Decompressor};
-use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::error::{EntryError, FormatError, Result};
+use crate::format::compression::{Codec, Decompressor};
+use crate::format::frame::EntryView;
 
 use super::compactor::EntryKey;
 use super::scan::{batch_records, decompressed_payload, is_readable_batch, single_candidate};
@@ -175,10 +175,10 @@ impl MessageReader {
         // Chunks are slices of the compressed stream: decompress the whole once.
         let raw = md.compression.unwrap_or(0);
         let value = Codec::from_proto(raw)
-            .ok_or(EntryError::UnknownCompression {
+            .ok_or(EntryError::from(FormatError::UnknownCompression {
                 value: raw,
                 offset: entry.metadata_offset,
-            })
+            }))
             .and_then(|codec| {
                 let size = match codec {
                     Codec::None => a.data.len() as u32,

@@ -84,7 +84,7 @@ impl FromStr for Order {
         match s.to_ascii_lowercase().replace('-', "_").as_str() {
             "publish" | "publishing" | "publish_order" => Ok(Order::Publish),
             "event_time" | "event_time_order" => Ok(Order::EventTime),
-            _ => Err(EntryError::Input(format!(
+            _ => Err(EntryError::Options(format!(
                 "unknown compaction order {s:?}; expected \"publish\" or \"event_time\""
             ))),
         }
@@ -109,7 +109,7 @@ impl Default for CompactOptions {
             order: Order::Publish,
             retain_null_key: false,
             verify_checksum: true,
-            max_uncompressed_size: crate::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE,
+            max_uncompressed_size: crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE,
         }
     }
 }

@@ -2,9 +2,9 @@
 //! message of a compacted ledger (PIP-429), the managed-ledger answer of
 //! GetLastMessageId, and the publish-time predicate of the binary search.
 
-use crate::compression::Decompressor;
 use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::format::compression::Decompressor;
+use crate::format::frame::EntryView;
 
 use super::scan::batch_records;
 
@@ -83,7 +83,7 @@ pub fn last_in_compacted_entry(
         .max()
     {
         Some(last) => Ok((at(last), Source::Scan)),
-        None => Err(EntryError::Input(format!(
+        None => Err(EntryError::Data(format!(
             "no valid message in compacted entry {ledger_id}:{entry_id}: all {n} slots are compacted out"
         ))),
     }

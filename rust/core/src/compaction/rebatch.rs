@@ -16,11 +16,11 @@
 
 use prost::Message as _;
 
-use crate::batch::BatchRecord;
-use crate::compression::{compress, Codec};
-use crate::encode::frame_entry;
-use crate::error::{EntryError, Result};
-use crate::frame::EntryView;
+use crate::error::{EntryError, FormatError, Result};
+use crate::format::batch::BatchRecord;
+use crate::format::compression::{compress, Codec};
+use crate::format::encode::frame_entry;
+use crate::format::frame::EntryView;
 use crate::proto;
 
 /// The placeholder record: size 4, SingleMessageMetadata {payload_size 0, compacted_out true}.
@@ -43,12 +43,12 @@ pub fn rebatch(
     // Every slot is written, at least as an 8-byte placeholder: a count the
     // records do not back (retained-only shape) must not size the output.
     if n.saturating_mul(PLACEHOLDER.len()) > max_uncompressed_size {
-        return Err(EntryError::TooLarge {
+        return Err(EntryError::from(FormatError::TooLarge {
             what: "rebatched payload of num_messages_in_batch placeholders",
             size: n as u64 * PLACEHOLDER.len() as u64,
             limit: max_uncompressed_size as u64,
             offset: entry.metadata_offset,
-        });
+        }));
     }
     let mut slots: Vec<Option<&BatchRecord<'_>>> = vec![None; n];
     for r in records {
@@ -83,11 +83,13 @@ pub fn rebatch(
     if kept.is_empty() {
         return Ok(None);
     }
-    let mut header = proto::MessageMetadata::decode(md.raw).map_err(|e| EntryError::Protobuf {
-        message: "MessageMetadata",
-        space: crate::error::Space::Entry,
-        offset: entry.metadata_offset,
-        reason: e.to_string(),
+    let mut header = proto::MessageMetadata::decode(md.raw).map_err(|e| {
+        EntryError::from(FormatError::Protobuf {
+            message: "MessageMetadata",
+            space: crate::error::Space::Entry,
+            offset: entry.metadata_offset,
+            reason: e.to_string(),
+        })
     })?;
     let count = kept.len();
     header.compacted_batch_indexes = kept;

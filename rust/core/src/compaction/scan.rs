@@ -7,11 +7,11 @@
 //! SingleMessageMetadata; everything else — single messages, chunks and
 //! encrypted batches — is one candidate keyed by the entry's `partition_key`.
 
-use crate::batch::{split_batch, BatchRecord};
-use crate::compression::{Codec, Decompressor};
 use crate::error::Result;
-use crate::frame::EntryView;
-use crate::metadata::MessageMetadataView;
+use crate::format::batch::{split_batch, BatchRecord};
+use crate::format::compression::{Codec, Decompressor};
+use crate::format::frame::EntryView;
+use crate::format::metadata::MessageMetadataView;
 
 use super::CompactOptions;
 

@@ -32,12 +32,12 @@ use arrow_array::RecordBatch;
 use foldhash::fast::RandomState;
 use prost::Message as _;
 
-use crate::compression::{compress, Codec, Decompressor};
-use crate::encode::frame_entry;
-use crate::entries::EntryRows;
-use crate::error::{EntryError, Result, Space};
-use crate::frame::EntryView;
-use crate::metadata::MessageMetadataView;
+use crate::decode::entries::EntryRows;
+use crate::error::{EntryError, FormatError, Result, Space};
+use crate::format::compression::{compress, Codec, Decompressor};
+use crate::format::encode::frame_entry;
+use crate::format::frame::EntryView;
+use crate::format::metadata::MessageMetadataView;
 use crate::proto;
 
 use super::compactor::{EntryKey, OrderCheck, Output};
@@ -96,7 +96,7 @@ pub struct StrategicCompactor<S: Strategy> {
 impl<S: Strategy> StrategicCompactor<S> {
     pub fn new(opts: CompactOptions, strategy: S) -> Result<Self> {
         if opts.order != Order::Publish {
-            return Err(EntryError::Input(
+            return Err(EntryError::Options(
                 "a compaction strategy works in publishing order; order=\"event_time\" cannot be combined with it".into(),
             ));
         }
@@ -125,7 +125,7 @@ impl<S: Strategy> StrategicCompactor<S> {
     /// Phase one over one batch. A strategy error stops the run.
     pub fn observe(&mut self, batch: &RecordBatch) -> Result<()> {
         if self.plans.is_some() {
-            return Err(EntryError::Input(
+            return Err(EntryError::Order(
                 "observe() after write(): phase one is over".into(),
             ));
         }
@@ -133,7 +133,7 @@ impl<S: Strategy> StrategicCompactor<S> {
         match self.with_partition {
             None => self.with_partition = Some(rows.has_partition()),
             Some(p) if p != rows.has_partition() => {
-                return Err(EntryError::Input(
+                return Err(EntryError::Schema(
                     "every input batch must have the same columns (partition or not)".into(),
                 ))
             }
@@ -329,12 +329,12 @@ fn protobuf_error(
     space: Space,
     message: &'static str,
 ) -> EntryError {
-    EntryError::Protobuf {
+    EntryError::from(FormatError::Protobuf {
         message,
         space,
         offset,
         reason: e.to_string(),
-    }
+    })
 }
 
 /// Phase two for one entry: `Some(None)` copies it, `Some(Some(bytes))` writes a new entry.

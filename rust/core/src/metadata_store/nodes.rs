@@ -4,7 +4,7 @@
 use prost::Message;
 
 use super::MetadataError;
-use crate::compression::{Codec, Decompressor};
+use crate::format::compression::{Codec, Decompressor};
 use crate::proto::bookkeeper as pb;
 use crate::proto::offload::LedgerInfo;
 
@@ -350,7 +350,7 @@ mod tests {
                 uncompressed_size: plain.len() as i32,
             }
             .encode_to_vec();
-            let body = crate::compression::compress(codec, &plain).unwrap();
+            let body = crate::format::compression::compress(codec, &plain).unwrap();
             let node = [
                 &ENVELOPE_MAGIC[..],
                 &(md.len() as i32).to_be_bytes(),

@@ -32,6 +32,8 @@ pub mod write;
 
 use std::fmt;
 
+use crate::error::ErrorKind;
+
 pub use block::{BlockHeader, BlockKind, BLOCK_HEADER_SIZE, ENTRY_HEADER_SIZE, PADDING};
 pub use index::{BlockRange, IndexVersion, IndexedLedger, LedgerMeta, OffloadIndex};
 pub use name::{ObjectName, ObjectRole};
@@ -84,8 +86,63 @@ pub enum OffloadError {
         offset: u64,
         reason: String,
     },
+    /// The objects cannot be written as asked: an entry or block size out of
+    /// range, an empty ledger or ensemble.
     #[error("cannot write offload objects: {0}")]
     Write(String),
+    /// The writer failed.
+    #[error("cannot write offload objects: {0}")]
+    Io(String),
+}
+
+impl OffloadError {
+    /// The kind of this error: malformed objects are data errors, what cannot
+    /// be written as asked is an options error, a failing writer is I/O.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            OffloadError::Truncated { .. }
+            | OffloadError::BadMagic { .. }
+            | OffloadError::Invalid { .. } => ErrorKind::Data,
+            OffloadError::Write(_) => ErrorKind::Options,
+            OffloadError::Io(_) => ErrorKind::Io,
+        }
+    }
 }
 
 pub type Result<T, E = OffloadError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_objects_are_data_errors() {
+        let cases = [
+            OffloadError::Truncated {
+                what: "block header",
+                object: Object::Data,
+                offset: 0,
+                needed: 128,
+                available: 3,
+            },
+            OffloadError::BadMagic {
+                what: "index",
+                object: Object::Index,
+                offset: 0,
+                found: 0,
+                expected: "0xDE47DE47",
+            },
+            OffloadError::Invalid {
+                what: "entry",
+                object: Object::Data,
+                offset: 9,
+                reason: "negative length".into(),
+            },
+        ];
+        for e in cases {
+            assert_eq!(e.kind(), ErrorKind::Data, "{e}");
+        }
+        assert_eq!(OffloadError::Write("x".into()).kind(), ErrorKind::Options);
+        assert_eq!(OffloadError::Io("x".into()).kind(), ErrorKind::Io);
+    }
+}

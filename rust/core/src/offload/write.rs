@@ -107,7 +107,7 @@ pub struct StreamingLedger<'a> {
 }
 
 fn io(e: std::io::Error) -> OffloadError {
-    OffloadError::Write(format!("writing the data object failed: {e}"))
+    OffloadError::Io(format!("writing the data object failed: {e}"))
 }
 
 fn entry_len(e: &[u8], ledger: i64, id: i64) -> Result<i64> {

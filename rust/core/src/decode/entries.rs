@@ -8,8 +8,25 @@ use arrow_array::{
 };
 use arrow_schema::DataType;
 
-use crate::decode::EntryId;
 use crate::error::{EntryError, Result};
+use crate::processor::api::EntryId;
+
+/// The entry table that storage readers (tiered storage, bookies, bookie
+/// files) give: the decode input columns plus `error`, which names what
+/// failed for a row whose `data` is null.
+pub fn entry_table_schema() -> arrow_schema::SchemaRef {
+    static SCHEMA: std::sync::OnceLock<arrow_schema::SchemaRef> = std::sync::OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            std::sync::Arc::new(arrow_schema::Schema::new(vec![
+                arrow_schema::Field::new("ledger_id", DataType::Int64, false),
+                arrow_schema::Field::new("entry_id", DataType::Int64, false),
+                arrow_schema::Field::new("data", DataType::Binary, true),
+                arrow_schema::Field::new("error", DataType::Utf8, true),
+            ]))
+        })
+        .clone()
+}
 
 enum Data<'a> {
     Binary(&'a BinaryArray),
@@ -30,17 +47,17 @@ pub struct EntryRows<'a> {
 pub(crate) fn int_column(input: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
     let col = input
         .column_by_name(name)
-        .ok_or_else(|| EntryError::Input(format!("input has no `{name}` column")))?;
+        .ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))?;
     if col.data_type() == to {
         return Ok(col.clone());
     }
     if !col.data_type().is_integer() {
-        return Err(EntryError::Input(format!(
+        return Err(EntryError::Schema(format!(
             "`{name}` must be an integer column, not {}",
             col.data_type()
         )));
     }
-    arrow_cast::cast(col, to).map_err(|e| EntryError::Input(format!("`{name}`: {e}")))
+    arrow_cast::cast(col, to).map_err(|e| EntryError::Schema(format!("`{name}`: {e}")))
 }
 
 impl<'a> EntryRows<'a> {
@@ -53,13 +70,13 @@ impl<'a> EntryRows<'a> {
         };
         let data = input
             .column_by_name("data")
-            .ok_or_else(|| EntryError::Input("input has no `data` column".into()))?;
+            .ok_or_else(|| EntryError::Schema("input has no `data` column".into()))?;
         let data = match data.data_type() {
             DataType::Binary => Data::Binary(data.as_any().downcast_ref().unwrap()),
             DataType::LargeBinary => Data::Large(data.as_any().downcast_ref().unwrap()),
             DataType::BinaryView => Data::View(data.as_any().downcast_ref().unwrap()),
             other => {
-                return Err(EntryError::Input(format!(
+                return Err(EntryError::Schema(format!(
                     "`data` must be binary or large_binary, not {other}"
                 )))
             }

@@ -1,8 +1,8 @@
 //! Batch payload scan (spec entry-format.md §5): `[u32 size][SingleMessageMetadata][payload]`
 //! repeated, with the compacted shapes of §5.5.
 
-use crate::error::{EntryError, Result};
-use crate::metadata::{MessageMetadataView, SingleMessageMetadataView};
+use crate::error::{EntryError, FormatError, Result};
+use crate::format::metadata::{MessageMetadataView, SingleMessageMetadataView};
 
 /// One message of a batch, borrowing from the batch buffer.
 #[derive(Debug, Clone, Copy)]
@@ -47,10 +47,12 @@ fn read_record(
     pos: usize,
     index: usize,
 ) -> Result<(SingleMessageMetadataView<'_>, &[u8], usize)> {
-    let fail = |offset: usize, reason: String| EntryError::Batch {
-        index,
-        offset,
-        reason,
+    let fail = |offset: usize, reason: String| {
+        EntryError::from(FormatError::Batch {
+            index,
+            offset,
+            reason,
+        })
     };
     let size_bytes = buf.get(pos..pos + 4).ok_or_else(|| {
         fail(
@@ -108,18 +110,20 @@ pub fn split_batch<'a>(
     out: &mut Vec<BatchRecord<'a>>,
 ) -> Result<()> {
     let declared = header.num_messages();
-    let n = usize::try_from(declared).map_err(|_| EntryError::Batch {
-        index: 0,
-        offset: 0,
-        reason: format!("negative num_messages_in_batch {declared}"),
+    let n = usize::try_from(declared).map_err(|_| {
+        EntryError::from(FormatError::Batch {
+            index: 0,
+            offset: 0,
+            reason: format!("negative num_messages_in_batch {declared}"),
+        })
     })?;
     if n == 0 {
         // No producer writes an empty batch; reporting it keeps the entry accounted for.
-        return Err(EntryError::Batch {
+        return Err(EntryError::from(FormatError::Batch {
             index: 0,
             offset: 0,
             reason: "num_messages_in_batch is 0: the batch holds no message".into(),
-        });
+        }));
     }
     let retained = header.compacted_batch_indexes_count();
     // Bound the reservation by what the buffer could possibly hold.
@@ -143,13 +147,13 @@ pub fn split_batch<'a>(
     let mut count = 0;
     while pos < buf.len() {
         if count == max {
-            return Err(EntryError::Batch {
+            return Err(EntryError::from(FormatError::Batch {
                 index: count,
                 offset: pos,
                 reason: format!(
                     "more records than num_messages_in_batch ({n}) and compacted_batch_indexes ({retained})"
                 ),
-            });
+            }));
         }
         let (metadata, payload, next) = read_record(buf, pos, count)?;
         out.push(BatchRecord {
@@ -172,13 +176,13 @@ pub fn split_batch<'a>(
     } else if count == n {
         Ok(())
     } else {
-        Err(EntryError::Batch {
+        Err(EntryError::from(FormatError::Batch {
             index: count,
             offset: pos,
             reason: format!(
                 "payload holds {count} records, matching neither num_messages_in_batch ({n}) nor compacted_batch_indexes ({retained})"
             ),
-        })
+        }))
     }
 }
 

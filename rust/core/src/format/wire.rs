@@ -16,7 +16,7 @@
 //! cold, an inlined ASCII check before UTF-8 validation, and the usual
 //! `0a len key 12 len value` KeyValue read without the loop.
 
-use crate::error::{EntryError, Result, Space};
+use crate::error::{EntryError, FormatError, Result, Space};
 
 /// One field value as it appears on the wire.
 #[derive(Debug, Clone, Copy)]
@@ -52,12 +52,12 @@ impl<'a> Reader<'a> {
     #[cold]
     #[inline(never)]
     pub fn error(&self, at: usize, reason: impl Into<String>) -> EntryError {
-        EntryError::Protobuf {
+        EntryError::from(FormatError::Protobuf {
             message: self.message,
             space: self.space,
             offset: self.base + at,
             reason: reason.into(),
-        }
+        })
     }
 
     /// One-byte varints (every tag and small value of ours) take the fast path.

@@ -7,10 +7,10 @@
 //! stamps the broker clock. The prefix lies outside the CRC32C section, which
 //! is carried over unchanged.
 
-use crate::encode::set_broker_entry_metadata;
 use crate::error::{EntryError, Result};
-use crate::frame::{split_broker_entry_metadata, EntryView};
-use crate::metadata::MessageMetadataView;
+use crate::format::encode::set_broker_entry_metadata;
+use crate::format::frame::{split_broker_entry_metadata, EntryView};
+use crate::format::metadata::MessageMetadataView;
 use crate::proto;
 
 /// The message count a Pulsar 4.2.4 broker hands the interceptors.
@@ -56,12 +56,12 @@ impl Stamper {
     /// topic; a recovered broker resumes from the last stored index).
     pub fn new(start_index: i64, interceptors: Interceptors) -> Result<Self> {
         if start_index < -1 {
-            return Err(EntryError::Input(format!(
+            return Err(EntryError::Options(format!(
                 "start_index must be >= -1 (the interceptor's initial counter), got {start_index}"
             )));
         }
         if !interceptors.timestamp && !interceptors.index {
-            return Err(EntryError::Input(
+            return Err(EntryError::Options(
                 "at least one interceptor (index or timestamp) is needed to stamp entries".into(),
             ));
         }
@@ -90,7 +90,7 @@ impl Stamper {
             self.counter = self
                 .counter
                 .checked_add(i64::from(count))
-                .ok_or_else(|| EntryError::Input("broker index overflows int64".into()))?;
+                .ok_or_else(|| EntryError::Options("broker index overflows int64".into()))?;
             Some(self.counter as u64)
         } else {
             None
@@ -106,7 +106,7 @@ impl Stamper {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::{encode_entry, EncodeOptions, MessageInput};
+    use crate::format::encode::{encode_entry, EncodeOptions, MessageInput};
 
     fn entry(n: usize, batch: bool) -> Vec<u8> {
         encode_entry(
@@ -154,7 +154,7 @@ mod tests {
             num_messages_in_batch: Some(0),
             ..Default::default()
         };
-        let e = crate::encode::frame_entry(
+        let e = crate::format::encode::frame_entry(
             &md,
             b"",
             true,

@@ -1,9 +1,9 @@
 //! Entry framing (spec entry-format.md §1):
 //! `[0e 02 | u32 | BrokerEntryMetadata]? [0e 01 | u32 crc32c]? [u32 md_size | MessageMetadata] payload`.
 
-use crate::crc::crc32c;
-use crate::error::{EntryError, Result, Space};
-use crate::metadata::{BrokerEntryMetadataView, MessageMetadataView};
+use crate::error::{EntryError, FormatError, Result, Space};
+use crate::format::crc::crc32c;
+use crate::format::metadata::{BrokerEntryMetadataView, MessageMetadataView};
 
 pub const MAGIC_CHECKSUM: [u8; 2] = [0x0e, 0x01];
 pub const MAGIC_BROKER_ENTRY_METADATA: [u8; 2] = [0x0e, 0x02];
@@ -11,13 +11,13 @@ pub const MAGIC_BROKER_ENTRY_METADATA: [u8; 2] = [0x0e, 0x02];
 fn read_u32(data: &[u8], offset: usize, what: &'static str) -> Result<u32> {
     data.get(offset..offset + 4)
         .map(|b| u32::from_be_bytes(b.try_into().unwrap()))
-        .ok_or(EntryError::Truncated {
+        .ok_or(EntryError::from(FormatError::Truncated {
             what,
             space: Space::Entry,
             offset,
             needed: 4,
             available: data.len().saturating_sub(offset),
-        })
+        }))
 }
 
 /// The broker-entry-metadata prefix, if present, and the offset just past it.
@@ -30,13 +30,13 @@ pub fn split_broker_entry_metadata(
     let size = read_u32(data, 2, "broker entry metadata size")? as usize;
     let body = data
         .get(6..6usize.saturating_add(size))
-        .ok_or(EntryError::Truncated {
+        .ok_or(EntryError::from(FormatError::Truncated {
             what: "broker entry metadata",
             space: Space::Entry,
             offset: 6,
             needed: size,
             available: data.len() - 6.min(data.len()),
-        })?;
+        }))?;
     Ok((Some(BrokerEntryMetadataView::parse(body, 6)?), 6 + size))
 }
 
@@ -70,23 +70,23 @@ impl<'a> EntryView<'a> {
         let metadata_offset = pos + 4;
         let available = data.len() - metadata_offset;
         if md_size > available {
-            return Err(EntryError::Truncated {
+            return Err(EntryError::from(FormatError::Truncated {
                 what: "MessageMetadata",
                 space: Space::Entry,
                 offset: metadata_offset,
                 needed: md_size,
                 available,
-            });
+            }));
         }
         if let (true, Some(stored)) = (verify_checksum, checksum) {
             let computed = crc32c(&data[md_size_offset..]);
             if computed != stored {
-                return Err(EntryError::ChecksumMismatch {
+                return Err(EntryError::from(FormatError::ChecksumMismatch {
                     stored,
                     computed,
                     start: md_size_offset,
                     end: data.len(),
-                });
+                }));
             }
         }
         let payload_offset = metadata_offset + md_size;

@@ -12,7 +12,7 @@ use flate2::{
     Compress, Compression as ZlibLevel, Decompress, FlushCompress, FlushDecompress, Status,
 };
 
-use crate::error::{EntryError, Result};
+use crate::error::{EntryError, FormatError, Result};
 
 /// Default bound on one decompressed payload.
 pub const DEFAULT_MAX_UNCOMPRESSED_SIZE: usize = 256 * 1024 * 1024;
@@ -83,7 +83,7 @@ impl FromStr for Codec {
             .into_iter()
             .find(|c| c.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                EntryError::Input(format!(
+                EntryError::Options(format!(
                     "unknown compression {s:?}; expected none, lz4, zlib, zstd or snappy"
                 ))
             })
@@ -155,17 +155,19 @@ impl Decompressor {
     ) -> Result<usize> {
         let size = size as usize;
         if size > limit {
-            return Err(EntryError::TooLarge {
+            return Err(EntryError::from(FormatError::TooLarge {
                 what: "uncompressed_size",
                 size: size as u64,
                 limit: limit as u64,
                 offset,
-            });
+            }));
         }
-        let fail = |reason: String| EntryError::Decompress {
-            codec: codec.name(),
-            offset,
-            reason,
+        let fail = |reason: String| {
+            EntryError::from(FormatError::Decompress {
+                codec: codec.name(),
+                offset,
+                reason,
+            })
         };
         // Checks that need only the input come before the buffer grows.
         match codec {
@@ -210,10 +212,12 @@ impl Decompressor {
         offset: usize,
     ) -> Result<()> {
         let size = out.len();
-        let fail = |reason: String| EntryError::Decompress {
-            codec: codec.name(),
-            offset,
-            reason,
+        let fail = |reason: String| {
+            EntryError::from(FormatError::Decompress {
+                codec: codec.name(),
+                offset,
+                reason,
+            })
         };
         match codec {
             Codec::None => out.copy_from_slice(input),
@@ -296,7 +300,7 @@ impl Decompressor {
 
 /// Compresses a whole payload the way Pulsar's Java producer stores it.
 ///
-/// SNAPPY is written by [`crate::snappy`], byte-identical to Pulsar's
+/// SNAPPY is written by [`crate::format::snappy`], byte-identical to Pulsar's
 /// `CompressionCodecSnappy`.
 /// ZLIB is written like `java.util.zip.Deflater` with SYNC_FLUSH and no
 /// `finish()` (unterminated, empty input → empty output), so our bytes equal
@@ -306,7 +310,7 @@ pub fn compress(codec: Codec, input: &[u8]) -> Result<Vec<u8>> {
         Codec::None => input.to_vec(),
         Codec::Lz4 => lz4_flex::block::compress(input),
         // aircompressor's algorithm, not `snap`'s: the bytes Pulsar writes.
-        Codec::Snappy => crate::snappy::compress(input)?,
+        Codec::Snappy => crate::format::snappy::compress(input)?,
         Codec::Zstd => {
             zstd::bulk::compress(input, 3).map_err(|e| EntryError::Encode(format!("zstd: {e}")))?
         }

@@ -11,12 +11,12 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::arrow_types::{
+use crate::decode::arrow_types::{
     properties_builder, properties_type, timestamp_builder as ts, timestamp_type as ts_type,
 };
 
-use crate::compression::Codec;
-use crate::frame::EntryView;
+use crate::format::compression::Codec;
+use crate::format::frame::EntryView;
 
 /// Schema of [`entry_metadata`]'s output.
 pub fn entry_metadata_schema() -> SchemaRef {

@@ -5,10 +5,12 @@
 use base64::Engine as _;
 use prost::Message as _;
 
-use crate::compression::{compress, Codec};
-use crate::crc::crc32c;
 use crate::error::{EntryError, Result};
-use crate::frame::{split_broker_entry_metadata, MAGIC_BROKER_ENTRY_METADATA, MAGIC_CHECKSUM};
+use crate::format::compression::{compress, Codec};
+use crate::format::crc::crc32c;
+use crate::format::frame::{
+    split_broker_entry_metadata, MAGIC_BROKER_ENTRY_METADATA, MAGIC_CHECKSUM,
+};
 use crate::proto;
 
 /// A message key: text, or binary bytes (written base64 with the b64 flag).
@@ -466,7 +468,7 @@ mod tests {
         assert_eq!(chunks.len(), compressed.len().div_ceil(100));
         let mut joined = Vec::new();
         for (k, c) in chunks.iter().enumerate() {
-            let e = crate::EntryView::parse(c, true).unwrap();
+            let e = crate::format::frame::EntryView::parse(c, true).unwrap();
             let md = e.metadata;
             assert_eq!(md.uuid, Some("p-3"));
             assert_eq!(md.chunk_id, Some(k as i32));

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use base64::Engine as _;
 
 use crate::error::{EntryError, Result};
-use crate::processor::{
+use crate::processor::api::{
     EntryContext, MarkerInfo, Message, MessageHeaders, MessageProperties, PayloadProcessor,
     Selector, Sink, TimestampType, TxnKey, TxnOutcome,
 };
@@ -102,12 +102,14 @@ impl PayloadProcessor for KafkaProcessor {
             let mut out = Vec::new();
             if codec != KafkaCodec::None {
                 decompress(codec, b.records, budget, &mut out).map_err(|e| match e {
-                    DecompressError::TooLarge => EntryError::TooLarge {
-                        what: "decompressed Kafka records",
-                        size: budget as u64 + 1,
-                        limit: ctx.options.max_uncompressed_size as u64,
-                        offset: ctx.entry.payload_offset + b.position,
-                    },
+                    DecompressError::TooLarge => {
+                        EntryError::from(crate::error::FormatError::TooLarge {
+                            what: "decompressed Kafka records",
+                            size: budget as u64 + 1,
+                            limit: ctx.options.max_uncompressed_size as u64,
+                            offset: ctx.entry.payload_offset + b.position,
+                        })
+                    }
                     DecompressError::Corrupt(reason) => kafka_error(
                         ctx,
                         i,

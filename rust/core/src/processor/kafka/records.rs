@@ -5,7 +5,7 @@
 //! Every size read from the data is checked against the bytes that remain
 //! before it is used, and records borrow from the (decompressed) buffer.
 
-use crate::crc::crc32c;
+use crate::format::crc::crc32c;
 
 /// Fixed part of a v2 batch, up to and including the record count.
 pub const RECORD_BATCH_OVERHEAD: usize = 61;

@@ -1,23 +1,12 @@
-//! Payload processors (PIP-96): turn one entry's payload into messages.
-//!
-//! `decode` picks, per entry, the first processor whose [`Selector`] matches
-//! the entry's MessageMetadata properties, the way Pulsar's
-//! `MessagePayloadProcessor` implementations check `context.getProperty(..)`.
-//! The default list is `[kafka, pulsar]`: KoP entries (`entry.format=kafka`)
-//! decode with no configuration and everything else as Pulsar batches.
-//!
-//! A processor runs after checksum verification and Pulsar-level
-//! decompression (as in Pulsar's consumer). Markers, encrypted entries and
-//! chunks never reach a processor: they cannot be opened on their own.
+//! The [`PayloadProcessor`] trait and the types it speaks: the entry
+//! context a processor is given, the messages it emits.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
-use crate::batch::{split_batch, BatchRecord};
-use crate::decode::{DecodeOptions, EntryId};
 use crate::error::Result;
-use crate::frame::EntryView;
-use crate::metadata::{MessageMetadataView, Properties};
+use crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
+use crate::format::frame::EntryView;
+use crate::format::metadata::{MessageMetadataView, Properties};
 
 /// Which entries a processor takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -209,159 +198,28 @@ pub trait PayloadProcessor: Send + Sync {
     }
 }
 
-/// The ordered processor list `decode` tries.
-#[derive(Clone)]
-pub struct Processors(Vec<Arc<dyn PayloadProcessor>>);
+/// Where an entry came from.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryId {
+    pub ledger_id: i64,
+    pub entry_id: i64,
+    pub partition: i32,
+}
 
-impl Default for Processors {
-    /// `[kafka, pulsar]`.
+/// What `decode` is asked to do; processors see it in [`EntryContext`].
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeOptions {
+    pub verify_checksum: bool,
+    pub keep_markers: bool,
+    pub max_uncompressed_size: usize,
+}
+
+impl Default for DecodeOptions {
     fn default() -> Self {
-        Processors(vec![
-            Arc::new(crate::kafka::KafkaProcessor::new()),
-            Arc::new(PulsarProcessor::new()),
-        ])
-    }
-}
-
-impl Processors {
-    pub fn new(list: Vec<Arc<dyn PayloadProcessor>>) -> Self {
-        Processors(list)
-    }
-
-    pub fn select(&self, md: &MessageMetadataView<'_>) -> Option<&dyn PayloadProcessor> {
-        self.0
-            .iter()
-            .find(|p| p.selector().matches(md))
-            .map(|p| p.as_ref())
-    }
-
-    pub fn names(&self) -> Vec<&str> {
-        self.0.iter().map(|p| p.name()).collect()
-    }
-}
-
-/// Pulsar's own format (PIP-96 `DEFAULT`): a batch split into its records,
-/// or the whole payload as one message.
-pub struct PulsarProcessor {
-    selector: Selector,
-}
-
-impl PulsarProcessor {
-    pub const NAME: &'static str = "pulsar";
-
-    pub fn new() -> Self {
-        PulsarProcessor {
-            selector: Selector::Any,
+        DecodeOptions {
+            verify_checksum: true,
+            keep_markers: false,
+            max_uncompressed_size: DEFAULT_MAX_UNCOMPRESSED_SIZE,
         }
-    }
-}
-
-impl Default for PulsarProcessor {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-pub(crate) fn pulsar_txn(md: &MessageMetadataView<'_>) -> Option<TxnKey> {
-    match (md.txnid_most_bits, md.txnid_least_bits) {
-        (None, None) => None,
-        (most, least) => Some(TxnKey::Pulsar {
-            most: most.unwrap_or(0),
-            least: least.unwrap_or(0),
-        }),
-    }
-}
-
-/// The message of a non-batched entry (PIP-96 `asSingleMessage`).
-pub fn single_message<'a>(md: &MessageMetadataView<'a>, value: &'a [u8]) -> Message<'a> {
-    Message {
-        batch_index: Some(-1),
-        sequence_id: Some(md.sequence_id as i64),
-        event_time: md.event_time.filter(|&t| t != 0).map(|t| t as i64),
-        key: md
-            .partition_key
-            .filter(|_| md.null_partition_key != Some(true))
-            .map(Cow::Borrowed),
-        key_b64_encoded: md.partition_key_b64_encoded == Some(true),
-        ordering_key: md.ordering_key,
-        properties: MessageProperties::Pulsar(md.properties),
-        value: (md.null_value != Some(true)).then_some(value),
-        txn: pulsar_txn(md),
-        ..Default::default()
-    }
-}
-
-/// A batch member as Java's consumer builds it (`MessageImpl.create`): the
-/// key, ordering key and properties come only from the record; sequence id,
-/// event time and the null flags fall back to the batch header.
-pub fn batch_message<'a>(md: &MessageMetadataView<'a>, r: &BatchRecord<'a>) -> Message<'a> {
-    let smm = &r.metadata;
-    let null_key = smm.null_partition_key.or(md.null_partition_key) == Some(true);
-    let null_value = smm.null_value.or(md.null_value) == Some(true);
-    Message {
-        batch_index: Some(r.index),
-        sequence_id: Some(smm.sequence_id.unwrap_or(md.sequence_id) as i64),
-        event_time: smm
-            .event_time
-            .or(md.event_time)
-            .filter(|&t| t != 0)
-            .map(|t| t as i64),
-        key: smm.partition_key.filter(|_| !null_key).map(Cow::Borrowed),
-        key_b64_encoded: smm.partition_key_b64_encoded == Some(true),
-        ordering_key: smm.ordering_key,
-        properties: MessageProperties::Pulsar(smm.properties),
-        value: (!null_value).then_some(r.payload),
-        compacted_out: smm.is_compacted_out(),
-        txn: pulsar_txn(md),
-        ..Default::default()
-    }
-}
-
-/// Splits a Pulsar payload as the `DEFAULT` processor does.
-pub fn pulsar_messages<'a>(
-    md: &MessageMetadataView<'a>,
-    payload: &'a [u8],
-) -> Result<Vec<Message<'a>>> {
-    if !md.is_batch() {
-        return Ok(vec![single_message(md, payload)]);
-    }
-    let mut records = Vec::new();
-    split_batch(payload, md, &mut records)?;
-    Ok(records.iter().map(|r| batch_message(md, r)).collect())
-}
-
-impl PayloadProcessor for PulsarProcessor {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn selector(&self) -> &Selector {
-        &self.selector
-    }
-
-    fn is_builtin_pulsar(&self) -> bool {
-        true
-    }
-
-    fn process(&self, ctx: &EntryContext<'_>, payload: &[u8], sink: Sink<'_>) -> Result<()> {
-        let messages = pulsar_messages(&ctx.entry.metadata, payload)?;
-        sink.emit(&messages);
-        Ok(())
-    }
-}
-
-pub(crate) fn marker_message<'a>(md: &MessageMetadataView<'a>, payload: &'a [u8]) -> Message<'a> {
-    let ends = match (md.marker_type, pulsar_txn(md)) {
-        (Some(21), Some(txn)) => Some((txn, TxnOutcome::Committed)),
-        (Some(22), Some(txn)) => Some((txn, TxnOutcome::Aborted)),
-        _ => None,
-    };
-    Message {
-        marker: Some(MarkerInfo {
-            marker_type: md.marker_type,
-            ends,
-        }),
-        txn: None,
-        ..single_message(md, payload)
     }
 }

@@ -3,11 +3,11 @@
 //! chunks-processors-offload.md §3.2, §3.7). Used for sample topics, tests
 //! and benchmarks; kafka-python reads these batches back in the tests.
 
-use crate::crc::crc32c;
-use crate::encode::frame_entry;
 use crate::error::{EntryError, Result};
-use crate::kafka::codec::{compress, KafkaCodec};
-use crate::kafka::records::{
+use crate::format::crc::crc32c;
+use crate::format::encode::frame_entry;
+use crate::processor::kafka::codec::{compress, KafkaCodec};
+use crate::processor::kafka::records::{
     ATTR_CONTROL, ATTR_TIMESTAMP_LOG_APPEND, ATTR_TRANSACTIONAL, CONTROL_ABORT, CONTROL_COMMIT,
     LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
 };
@@ -199,7 +199,7 @@ pub fn encode_kop_entry(batches: &[&[u8]], publish_time: u64) -> Result<Vec<u8>>
     let mut payload = Vec::new();
     let mut span: i64 = 0;
     for b in batches {
-        let parsed = crate::kafka::records::split_batches(b, false)
+        let parsed = crate::processor::kafka::records::split_batches(b, false)
             .map_err(|e| EntryError::Encode(format!("not a Kafka record batch: {}", e.reason)))?;
         span += parsed.iter().map(|h| h.offset_span()).sum::<i64>();
         payload.extend_from_slice(b);

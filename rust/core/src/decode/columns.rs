@@ -1,0 +1,556 @@
+//! Column builders for the message schema: one row per message or bad entry,
+//! values copied or committed straight from a staged payload.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
+    StringBuilder, StructBuilder, TimestampMillisecondBuilder,
+};
+use arrow_array::{ArrayRef, BinaryArray};
+use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field};
+
+use crate::decode::arrow_types::{properties_builder, timestamp_builder as ts};
+
+use super::schema::header_fields;
+use crate::format::batch::BatchRecord;
+use crate::format::compression::Codec;
+use crate::format::frame::EntryView;
+use crate::processor::api::{base_offset, EntryId, Message, MessageHeaders, MessageProperties};
+use crate::processor::pulsar::PulsarProcessor;
+
+/// Column builders for the message schema (all but `txn_status`).
+pub(super) struct Columns {
+    pub(super) ledger_id: Int64Builder,
+    pub(super) entry_id: Int64Builder,
+    pub(super) partition: Int32Builder,
+    pub(super) batch_index: Int32Builder,
+    pub(super) num_messages: Int32Builder,
+    pub(super) producer_name: StringBuilder,
+    pub(super) sequence_id: Int64Builder,
+    pub(super) publish_time: TimestampMillisecondBuilder,
+    pub(super) event_time: TimestampMillisecondBuilder,
+    pub(super) timestamp_type: StringBuilder,
+    pub(super) key: StringBuilder,
+    pub(super) key_b64_encoded: BooleanBuilder,
+    pub(super) ordering_key: BinaryBuilder,
+    pub(super) properties: MapBuilder<StringBuilder, StringBuilder>,
+    pub(super) headers: ListBuilder<StructBuilder>,
+    pub(super) value: ValueColumn,
+    pub(super) compacted_out: BooleanBuilder,
+    pub(super) schema_version: BinaryBuilder,
+    pub(super) compression: StringBuilder,
+    pub(super) uncompressed_size: Int64Builder,
+    pub(super) encrypted: BooleanBuilder,
+    pub(super) broker_timestamp: TimestampMillisecondBuilder,
+    pub(super) broker_index: Int64Builder,
+    pub(super) offset: Int64Builder,
+    pub(super) uuid: StringBuilder,
+    pub(super) chunk_id: Int32Builder,
+    pub(super) num_chunks: Int32Builder,
+    pub(super) total_chunk_size: Int32Builder,
+    pub(super) marker_type: Int32Builder,
+    pub(super) txnid_most_bits: Int64Builder,
+    pub(super) txnid_least_bits: Int64Builder,
+    pub(super) replicated_from: StringBuilder,
+    pub(super) deliver_at_time: TimestampMillisecondBuilder,
+    pub(super) processor: StringBuilder,
+    pub(super) error: StringBuilder,
+    pub(super) rows: usize,
+    pub(super) bytes: usize,
+}
+
+pub(super) fn headers_builder() -> ListBuilder<StructBuilder> {
+    let fields = header_fields();
+    let inner = StructBuilder::new(
+        fields.clone(),
+        vec![
+            Box::new(StringBuilder::new()),
+            Box::new(BinaryBuilder::new()),
+        ],
+    );
+    ListBuilder::new(inner).with_field(Arc::new(Field::new(
+        "item",
+        DataType::Struct(fields),
+        false,
+    )))
+}
+
+/// The `value` column, built by hand so that a payload can be decompressed
+/// straight into its data buffer and compacted there: a value is written
+/// once, by the decompressor, and moved once within cache-hot memory, where
+/// a `BinaryBuilder` would copy it out of a separate decompression buffer.
+pub(super) struct ValueColumn {
+    /// Committed values up to `end()`; the bytes after it are scratch, zeroed
+    /// once and reused by the next entry's decompression.
+    pub(super) data: Vec<u8>,
+    pub(super) offsets: Vec<i32>,
+    pub(super) nulls: NullBufferBuilder,
+}
+
+impl ValueColumn {
+    pub(super) fn with_capacity(bytes: usize) -> Self {
+        ValueColumn {
+            data: Vec::with_capacity(bytes),
+            offsets: vec![0],
+            nulls: NullBufferBuilder::new(0),
+        }
+    }
+
+    /// End of the committed values (offsets fit i32: see `FLUSH_BYTES`).
+    #[inline]
+    pub(super) fn end(&self) -> usize {
+        self.offsets[self.offsets.len() - 1] as usize
+    }
+
+    /// Appends a value copied from elsewhere.
+    #[inline]
+    pub(super) fn append_copy(&mut self, value: Option<&[u8]>) {
+        let Some(v) = value else {
+            self.offsets.push(self.end() as i32);
+            self.nulls.append_null();
+            return;
+        };
+        let at = self.end();
+        let end = at + v.len();
+        if self.data.len() >= end {
+            self.data[at..end].copy_from_slice(v);
+        } else {
+            self.data.truncate(at);
+            self.data.extend_from_slice(v);
+        }
+        self.offsets.push(end as i32);
+        self.nulls.append_non_null();
+    }
+
+    /// Commits `data[end()..end() + len]` as the next value, or moves
+    /// `data[src..src + len]` there first (`src >= end()`).
+    #[inline]
+    pub(super) fn commit(&mut self, src: usize, len: usize) {
+        let at = self.end();
+        if src != at {
+            self.data.copy_within(src..src + len, at);
+        }
+        self.offsets.push((at + len) as i32);
+        self.nulls.append_non_null();
+    }
+
+    pub(super) fn finish(&mut self) -> BinaryArray {
+        let end = self.end();
+        let mut data = std::mem::take(&mut self.data);
+        data.truncate(end);
+        // The capacity reserved from the input's size lives as long as the
+        // array; give it back only when most of it went unused. Shrinking
+        // always would return memory to the OS that the next batch faults in
+        // again (measured: 2x the decode time).
+        if data.capacity() / 3 > data.len() {
+            data.shrink_to_fit();
+        }
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+        BinaryArray::new(offsets, Buffer::from_vec(data), self.nulls.finish())
+    }
+}
+
+/// Where a batch record's value is, while the entry's rows are appended.
+#[derive(Clone, Copy)]
+pub(super) enum Span {
+    Null,
+    /// Offset in the batch payload and length.
+    At(usize, usize),
+}
+
+/// What a row says beyond the entry: the message, or the error.
+pub(super) enum RowKind<'m, 'a> {
+    Message(&'m Message<'a>, Option<i64>),
+    Error(&'m str),
+}
+
+pub(super) fn prim_n<T: arrow_array::types::ArrowPrimitiveType>(
+    b: &mut arrow_array::builder::PrimitiveBuilder<T>,
+    v: Option<T::Native>,
+    n: usize,
+) {
+    match v {
+        Some(v) => b.append_value_n(v, n),
+        None => b.append_nulls(n),
+    }
+}
+
+pub(super) fn bytes_n<T: arrow_array::types::ByteArrayType>(
+    b: &mut arrow_array::builder::GenericByteBuilder<T>,
+    v: Option<&T::Native>,
+    n: usize,
+) {
+    match v {
+        Some(v) => b.append_value_n(v, n),
+        None => b.append_nulls(n),
+    }
+}
+
+impl Columns {
+    /// `value_bytes`: expected value bytes, reserved up front.
+    pub(super) fn new(value_bytes: usize) -> Self {
+        Columns {
+            ledger_id: Int64Builder::new(),
+            entry_id: Int64Builder::new(),
+            partition: Int32Builder::new(),
+            batch_index: Int32Builder::new(),
+            num_messages: Int32Builder::new(),
+            producer_name: StringBuilder::new(),
+            sequence_id: Int64Builder::new(),
+            publish_time: ts(),
+            event_time: ts(),
+            timestamp_type: StringBuilder::new(),
+            key: StringBuilder::new(),
+            key_b64_encoded: BooleanBuilder::new(),
+            ordering_key: BinaryBuilder::new(),
+            properties: properties_builder(),
+            headers: headers_builder(),
+            value: ValueColumn::with_capacity(value_bytes),
+            compacted_out: BooleanBuilder::new(),
+            schema_version: BinaryBuilder::new(),
+            compression: StringBuilder::new(),
+            uncompressed_size: Int64Builder::new(),
+            encrypted: BooleanBuilder::new(),
+            broker_timestamp: ts(),
+            broker_index: Int64Builder::new(),
+            offset: Int64Builder::new(),
+            uuid: StringBuilder::new(),
+            chunk_id: Int32Builder::new(),
+            num_chunks: Int32Builder::new(),
+            total_chunk_size: Int32Builder::new(),
+            marker_type: Int32Builder::new(),
+            txnid_most_bits: Int64Builder::new(),
+            txnid_least_bits: Int64Builder::new(),
+            replicated_from: StringBuilder::new(),
+            deliver_at_time: ts(),
+            processor: StringBuilder::new(),
+            error: StringBuilder::new(),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Appends one row: entry-level columns from the entry (nulls when its
+    /// metadata could not be read), message columns from `kind`.
+    pub(super) fn append(
+        &mut self,
+        id: EntryId,
+        entry: Option<&EntryView<'_>>,
+        processor: Option<&str>,
+        kind: RowKind<'_, '_>,
+    ) {
+        self.rows += 1;
+        self.ledger_id.append_value(id.ledger_id);
+        self.entry_id.append_value(id.entry_id);
+        self.partition.append_value(id.partition);
+        let md = entry.map(|e| &e.metadata);
+        let bem = entry.and_then(|e| e.broker_entry_metadata);
+        let msg = match kind {
+            RowKind::Message(m, _) => Some(m),
+            RowKind::Error(_) => None,
+        };
+        self.num_messages
+            .append_option(md.map(|m| m.num_messages()));
+        self.producer_name
+            .append_option(md.map(|m| m.producer_name));
+        self.publish_time
+            .append_option(md.map(|m| m.publish_time as i64));
+        self.schema_version
+            .append_option(md.and_then(|m| m.schema_version));
+        self.compression
+            .append_option(msg.and_then(|m| m.compression).or_else(|| {
+                md.map(|m| {
+                    Codec::from_proto(m.compression.unwrap_or(0)).map_or("unknown", Codec::name)
+                })
+            }));
+        self.uncompressed_size
+            .append_option(md.and_then(|m| m.uncompressed_size).map(i64::from));
+        self.encrypted.append_option(md.map(|m| m.is_encrypted()));
+        self.broker_timestamp
+            .append_option(bem.and_then(|b| b.broker_timestamp).map(|t| t as i64));
+        self.broker_index
+            .append_option(bem.and_then(|b| b.index).map(|i| i as i64));
+        let chunk = md.filter(|m| m.is_chunk());
+        self.uuid.append_option(chunk.and_then(|m| m.uuid));
+        self.chunk_id.append_option(chunk.and_then(|m| m.chunk_id));
+        self.num_chunks
+            .append_option(chunk.and_then(|m| m.num_chunks_from_msg));
+        self.total_chunk_size
+            .append_option(chunk.and_then(|m| m.total_chunk_msg_size));
+        let marker = msg.and_then(|m| m.marker);
+        self.marker_type.append_option(match marker {
+            Some(mk) => mk.marker_type,
+            None => md.and_then(|m| m.marker_type),
+        });
+        let (most, least) = match (msg.and_then(|m| m.txnid), md) {
+            (Some((a, b)), _) => (Some(a), Some(b)),
+            (None, Some(m)) => (
+                m.txnid_most_bits.map(|v| v as i64),
+                m.txnid_least_bits.map(|v| v as i64),
+            ),
+            (None, None) => (None, None),
+        };
+        self.txnid_most_bits.append_option(most);
+        self.txnid_least_bits.append_option(least);
+        self.replicated_from
+            .append_option(md.and_then(|m| m.replicated_from));
+        self.deliver_at_time
+            .append_option(md.and_then(|m| m.deliver_at_time));
+        self.processor.append_option(processor);
+        match kind {
+            RowKind::Message(m, offset) => {
+                self.batch_index.append_option(m.batch_index);
+                self.sequence_id.append_option(m.sequence_id);
+                self.event_time.append_option(m.event_time);
+                self.timestamp_type
+                    .append_option(m.timestamp_type.map(|t| t.name()));
+                self.key.append_option(m.key.as_deref());
+                self.key_b64_encoded.append_value(m.key_b64_encoded);
+                self.ordering_key.append_option(m.ordering_key);
+                match &m.properties {
+                    MessageProperties::Pulsar(p) => {
+                        for (k, v) in p.iter() {
+                            self.properties.keys().append_value(k);
+                            self.properties.values().append_value(v);
+                            self.bytes += k.len() + v.len();
+                        }
+                    }
+                    MessageProperties::Pairs(pairs) => {
+                        for (k, v) in pairs {
+                            self.properties.keys().append_value(k);
+                            self.properties.values().append_option(v.as_deref());
+                            self.bytes += k.len() + v.as_deref().map_or(0, str::len);
+                        }
+                    }
+                    MessageProperties::Headers(headers) => {
+                        for (k, v) in headers.iter() {
+                            self.properties
+                                .keys()
+                                .append_value(String::from_utf8_lossy(k));
+                            self.properties
+                                .values()
+                                .append_option(v.map(String::from_utf8_lossy));
+                            self.bytes += k.len() + v.map_or(0, <[u8]>::len);
+                        }
+                    }
+                }
+                self.properties
+                    .append(true)
+                    .expect("keys and values stay aligned");
+                match &m.headers {
+                    Some(MessageHeaders::Raw(headers)) => {
+                        for (k, v) in headers.iter() {
+                            self.append_header(&String::from_utf8_lossy(k), *v);
+                        }
+                        self.headers.append(true);
+                    }
+                    Some(MessageHeaders::Pairs(headers)) => {
+                        for (k, v) in headers {
+                            self.append_header(k, *v);
+                        }
+                        self.headers.append(true);
+                    }
+                    None => self.headers.append(false),
+                }
+                // The caller appends the value (copied or already in place).
+                self.compacted_out.append_value(m.compacted_out);
+                self.offset.append_option(offset);
+                self.error.append_null();
+                self.bytes +=
+                    m.value.map_or(0, <[u8]>::len) + m.key.as_deref().map_or(0, str::len) + 64;
+            }
+            RowKind::Error(error) => {
+                self.batch_index.append_null();
+                self.sequence_id
+                    .append_option(md.map(|m| m.sequence_id as i64));
+                self.event_time.append_null();
+                self.timestamp_type.append_null();
+                self.key.append_null();
+                self.key_b64_encoded.append_null();
+                self.ordering_key.append_null();
+                self.properties
+                    .append(false)
+                    .expect("keys and values stay aligned");
+                self.headers.append(false);
+                self.value.append_copy(None);
+                self.compacted_out.append_null();
+                self.offset.append_null();
+                self.error.append_value(error);
+                self.bytes += error.len() + 64;
+            }
+        }
+    }
+
+    /// The built-in Pulsar processor's rows for one entry, minus `value`: the
+    /// entry-level columns once for all `records` (they are the same for every
+    /// message), then each record's own columns. Row for row this equals
+    /// `batch_message` + [`Columns::append`] (tested below).
+    pub(super) fn append_pulsar_batch(
+        &mut self,
+        id: EntryId,
+        entry: &EntryView<'_>,
+        codec: Codec,
+        records: &[BatchRecord<'_>],
+    ) {
+        let n = records.len();
+        let md = &entry.metadata;
+        let bem = entry.broker_entry_metadata;
+        self.rows += n;
+        self.ledger_id.append_value_n(id.ledger_id, n);
+        self.entry_id.append_value_n(id.entry_id, n);
+        self.partition.append_value_n(id.partition, n);
+        self.num_messages.append_value_n(md.num_messages(), n);
+        self.producer_name.append_value_n(md.producer_name, n);
+        self.publish_time.append_value_n(md.publish_time as i64, n);
+        bytes_n(&mut self.schema_version, md.schema_version, n);
+        self.compression.append_value_n(codec.name(), n);
+        prim_n(
+            &mut self.uncompressed_size,
+            md.uncompressed_size.map(i64::from),
+            n,
+        );
+        self.encrypted.append_n(n, md.is_encrypted());
+        prim_n(
+            &mut self.broker_timestamp,
+            bem.and_then(|b| b.broker_timestamp).map(|t| t as i64),
+            n,
+        );
+        prim_n(
+            &mut self.broker_index,
+            bem.and_then(|b| b.index).map(|i| i as i64),
+            n,
+        );
+        let chunk = Some(md).filter(|m| m.is_chunk());
+        bytes_n(&mut self.uuid, chunk.and_then(|m| m.uuid), n);
+        prim_n(&mut self.chunk_id, chunk.and_then(|m| m.chunk_id), n);
+        prim_n(
+            &mut self.num_chunks,
+            chunk.and_then(|m| m.num_chunks_from_msg),
+            n,
+        );
+        prim_n(
+            &mut self.total_chunk_size,
+            chunk.and_then(|m| m.total_chunk_msg_size),
+            n,
+        );
+        prim_n(&mut self.marker_type, md.marker_type, n);
+        prim_n(
+            &mut self.txnid_most_bits,
+            md.txnid_most_bits.map(|v| v as i64),
+            n,
+        );
+        prim_n(
+            &mut self.txnid_least_bits,
+            md.txnid_least_bits.map(|v| v as i64),
+            n,
+        );
+        bytes_n(&mut self.replicated_from, md.replicated_from, n);
+        prim_n(&mut self.deliver_at_time, md.deliver_at_time, n);
+        self.processor.append_value_n(PulsarProcessor::NAME, n);
+        self.timestamp_type.append_nulls(n);
+        self.headers.append_nulls(n);
+        self.error.append_nulls(n);
+        let base = base_offset(entry);
+        if base.is_none() {
+            self.offset.append_nulls(n);
+        }
+        // Header fallbacks, as `batch_message` applies them.
+        let null_key_default = md.null_partition_key;
+        let null_value_default = md.null_value;
+        for r in records {
+            let smm = &r.metadata;
+            self.batch_index.append_value(r.index);
+            self.sequence_id
+                .append_value(smm.sequence_id.unwrap_or(md.sequence_id) as i64);
+            self.event_time.append_option(
+                smm.event_time
+                    .or(md.event_time)
+                    .filter(|&t| t != 0)
+                    .map(|t| t as i64),
+            );
+            let null_key = smm.null_partition_key.or(null_key_default) == Some(true);
+            let key = smm.partition_key.filter(|_| !null_key);
+            self.key.append_option(key);
+            self.key_b64_encoded
+                .append_value(smm.partition_key_b64_encoded == Some(true));
+            self.ordering_key.append_option(smm.ordering_key);
+            for (k, v) in smm.properties.iter() {
+                self.properties.keys().append_value(k);
+                self.properties.values().append_value(v);
+                self.bytes += k.len() + v.len();
+            }
+            self.properties
+                .append(true)
+                .expect("keys and values stay aligned");
+            self.compacted_out.append_value(smm.is_compacted_out());
+            if let Some(b) = base {
+                self.offset.append_value(b + i64::from(r.index.max(0)));
+            }
+            let null_value = smm.null_value.or(null_value_default) == Some(true);
+            let value_len = if null_value { 0 } else { r.payload.len() };
+            self.bytes += value_len + key.map_or(0, str::len) + 64;
+        }
+    }
+
+    pub(super) fn append_header(&mut self, key: &str, value: Option<&[u8]>) {
+        let items = self.headers.values();
+        items
+            .field_builder::<StringBuilder>(0)
+            .expect("header key builder")
+            .append_value(key);
+        items
+            .field_builder::<BinaryBuilder>(1)
+            .expect("header value builder")
+            .append_option(value);
+        items.append(true);
+        self.bytes += key.len() + value.map_or(0, <[u8]>::len);
+    }
+
+    /// Finishes every column but `txn_status`, in schema order.
+    pub(super) fn finish(&mut self) -> (Vec<ArrayRef>, usize) {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.ledger_id.finish()),
+            Arc::new(self.entry_id.finish()),
+            Arc::new(self.partition.finish()),
+            Arc::new(self.batch_index.finish()),
+            Arc::new(self.num_messages.finish()),
+            Arc::new(self.producer_name.finish()),
+            Arc::new(self.sequence_id.finish()),
+            Arc::new(self.publish_time.finish()),
+            Arc::new(self.event_time.finish()),
+            Arc::new(self.timestamp_type.finish()),
+            Arc::new(self.key.finish()),
+            Arc::new(self.key_b64_encoded.finish()),
+            Arc::new(self.ordering_key.finish()),
+            Arc::new(self.properties.finish()),
+            Arc::new(self.headers.finish()),
+            Arc::new(self.value.finish()),
+            Arc::new(self.compacted_out.finish()),
+            Arc::new(self.schema_version.finish()),
+            Arc::new(self.compression.finish()),
+            Arc::new(self.uncompressed_size.finish()),
+            Arc::new(self.encrypted.finish()),
+            Arc::new(self.broker_timestamp.finish()),
+            Arc::new(self.broker_index.finish()),
+            Arc::new(self.offset.finish()),
+            Arc::new(self.uuid.finish()),
+            Arc::new(self.chunk_id.finish()),
+            Arc::new(self.num_chunks.finish()),
+            Arc::new(self.total_chunk_size.finish()),
+            Arc::new(self.marker_type.finish()),
+            Arc::new(self.txnid_most_bits.finish()),
+            Arc::new(self.txnid_least_bits.finish()),
+            Arc::new(self.replicated_from.finish()),
+            Arc::new(self.deliver_at_time.finish()),
+            Arc::new(self.processor.finish()),
+            Arc::new(self.error.finish()),
+        ];
+        let rows = self.rows;
+        self.rows = 0;
+        self.bytes = 0;
+        (columns, rows)
+    }
+}

@@ -1,0 +1,172 @@
+//! Unit tests of the decoder.
+
+use super::*;
+use crate::decode::columns::ValueColumn;
+use crate::format::encode::{encode_entry, frame_entry, EncodeOptions, Key, MessageInput};
+use crate::processor::{PayloadProcessor, Selector};
+use crate::proto;
+use arrow_array::{Array, BinaryArray, Int64Array};
+use prost::Message as _;
+
+/// The built-in processor behind the generic `process` + `emit` path.
+struct Generic(PulsarProcessor, Selector);
+
+impl PayloadProcessor for Generic {
+    fn name(&self) -> &str {
+        PulsarProcessor::NAME
+    }
+    fn selector(&self) -> &Selector {
+        &self.1
+    }
+    fn process(&self, ctx: &EntryContext<'_>, payload: &[u8], sink: Sink<'_>) -> Result<()> {
+        self.0.process(ctx, payload, sink)
+    }
+}
+
+fn input(entries: &[Vec<u8>]) -> RecordBatch {
+    let n = entries.len() as i64;
+    RecordBatch::try_from_iter([
+        (
+            "ledger_id",
+            Arc::new(Int64Array::from(vec![3; n as usize])) as ArrayRef,
+        ),
+        (
+            "entry_id",
+            Arc::new(Int64Array::from_iter_values(0..n)) as ArrayRef,
+        ),
+        (
+            "data",
+            Arc::new(BinaryArray::from_iter_values(entries.iter())) as ArrayRef,
+        ),
+    ])
+    .unwrap()
+}
+
+/// Re-frames `entry` with its MessageMetadata changed by `f`.
+fn remeta(entry: &[u8], f: impl FnOnce(&mut proto::MessageMetadata)) -> Vec<u8> {
+    let v = EntryView::parse(entry, true).unwrap();
+    let mut md =
+        proto::MessageMetadata::decode(&entry[v.metadata_offset..v.payload_offset]).unwrap();
+    f(&mut md);
+    let bem = v.broker_entry_metadata.map(|b| proto::BrokerEntryMetadata {
+        broker_timestamp: b.broker_timestamp,
+        index: b.index,
+    });
+    frame_entry(&md, v.payload, true, bem.as_ref())
+}
+
+fn corpus() -> Vec<Vec<u8>> {
+    let mut out = vec![];
+    let mut seq = 0u64;
+    for codec in Codec::ALL {
+        for n in [1usize, 3, 20] {
+            let messages: Vec<MessageInput> = (0..n)
+                .map(|i| MessageInput {
+                    value: (i % 7 != 3)
+                        .then(|| format!("value {i} {}", "x".repeat(i * 13)).into_bytes()),
+                    key: match i % 4 {
+                        0 => None,
+                        1 => Some(Key::Binary(vec![0, 1, i as u8])),
+                        _ => Some(Key::Text(format!("k{i}"))),
+                    },
+                    properties: (0..i % 3)
+                        .map(|j| (format!("p{j}"), format!("v{i}.{j}")))
+                        .collect(),
+                    event_time: (i % 2 == 0).then_some(1_000 + i as u64),
+                    sequence_id: (i % 5 == 4).then_some(99),
+                    ordering_key: (i % 3 == 1).then(|| vec![7, i as u8]),
+                })
+                .collect();
+            seq += 100;
+            let opts = EncodeOptions {
+                batch: Some(true),
+                compression: codec,
+                sequence_id: seq,
+                broker_index: (n != 3).then_some(seq * 10),
+                broker_timestamp: (n == 20).then_some(5),
+                ..Default::default()
+            };
+            let e = encode_entry(&messages, &opts).unwrap();
+            out.push(e.clone());
+            // Header fallbacks: null values and null keys for all records.
+            out.push(remeta(&e, |md| {
+                md.null_value = Some(true);
+                md.null_partition_key = Some(true);
+                md.event_time = Some(77);
+            }));
+            // Transactions, committed by a marker later in the input.
+            out.push(remeta(&e, |md| {
+                md.txnid_most_bits = Some(1);
+                md.txnid_least_bits = Some(n as u64);
+            }));
+            // Retained-only compacted shape (PIP-429): indexes from the header.
+            out.push(remeta(&e, |md| {
+                md.num_messages_in_batch = Some(n as i32 + 2);
+                md.compacted_batch_indexes = (0..n as i32).map(|i| i + 2).collect();
+            }));
+            // A bad record count: one error row, then the next entry reuses the scratch.
+            out.push(remeta(&e, |md| {
+                md.num_messages_in_batch = Some(n as i32 + 1)
+            }));
+            if codec != Codec::None {
+                out.push(remeta(&e, |md| {
+                    md.uncompressed_size = Some(md.uncompressed_size.unwrap() + 1)
+                }));
+            }
+        }
+    }
+    let marker = encode_entry(&[MessageInput::default()], &EncodeOptions::default()).unwrap();
+    out.push(remeta(&marker, |md| {
+        md.marker_type = Some(21);
+        md.txnid_most_bits = Some(1);
+        md.txnid_least_bits = Some(3);
+    }));
+    out
+}
+
+#[test]
+fn builtin_batches_decode_exactly_like_the_generic_processor_path() {
+    let entries = corpus();
+    let data = input(&entries);
+    let generic = Processors::new(vec![Arc::new(Generic(
+        PulsarProcessor::new(),
+        Selector::Any,
+    ))]);
+    let mut fast = Decoder::with_processors(DecodeOptions::default(), Processors::default());
+    let mut slow = Decoder::with_processors(DecodeOptions::default(), generic);
+    fast.decode_record_batch(&data).unwrap();
+    slow.decode_record_batch(&data).unwrap();
+    let (fast, slow) = (fast.finish(), slow.finish());
+    assert_eq!(fast.len(), 1);
+    assert_eq!(fast, slow);
+    let b = &fast[0];
+    let errors = b.column_by_name("error").unwrap();
+    assert!(
+        errors.null_count() < b.num_rows(),
+        "the corpus has bad entries"
+    );
+    assert!(errors.null_count() > b.num_rows() / 2);
+    let status = b.column_by_name("txn_status").unwrap();
+    assert!(status
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap()
+        .iter()
+        .any(|s| s == Some("committed")));
+}
+
+#[test]
+fn value_column_reuses_scratch_and_gives_capacity_back() {
+    let mut v = ValueColumn::with_capacity(1 << 20);
+    v.append_copy(Some(b"abc"));
+    v.data.extend_from_slice(b"__xyz");
+    v.commit(3 + 2, 3);
+    v.append_copy(None);
+    v.append_copy(Some(b"d"));
+    let a = v.finish();
+    assert_eq!(
+        a.iter().collect::<Vec<_>>(),
+        vec![Some(&b"abc"[..]), Some(b"xyz"), None, Some(b"d")]
+    );
+    assert!(a.get_buffer_memory_size() < 4096);
+}

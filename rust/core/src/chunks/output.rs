@@ -113,6 +113,14 @@ pub(super) fn outcome_rows(
             outcomes.iter().map(|o| o.broker_index),
         )),
     )?;
+    // Message.getIndex() of a chunked message is its last chunk's index; a
+    // chunk is a single-message entry, whose offset is its broker index.
+    set(
+        "offset",
+        Arc::new(Int64Array::from_iter(
+            outcomes.iter().map(|o| o.broker_index),
+        )),
+    )?;
     let mut status = StringBuilder::with_capacity(n, n * 10);
     let mut ledgers = ListBuilder::new(Int64Builder::new());
     let mut entries = ListBuilder::new(Int64Builder::new());

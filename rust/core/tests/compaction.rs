@@ -275,3 +275,78 @@ fn placeholders_are_the_spec_bytes() {
     // Field 31 = [1], written unpacked (tag f8 01).
     assert!(hex.contains("f80101"), "{hex}");
 }
+
+/// A non-batched entry without checksum, from owned metadata.
+fn raw_entry(md: pulsar_entries_core::proto::MessageMetadata, payload: &[u8]) -> Vec<u8> {
+    use prost::Message as _;
+    let m = md.encode_to_vec();
+    [(m.len() as u32).to_be_bytes().to_vec(), m, payload.to_vec()].concat()
+}
+
+fn txn_entry(
+    seq: u64,
+    key: Option<&str>,
+    value: &[u8],
+    txn: Option<u64>,
+    marker: Option<i32>,
+) -> Vec<u8> {
+    raw_entry(
+        pulsar_entries_core::proto::MessageMetadata {
+            producer_name: "p".into(),
+            sequence_id: seq,
+            publish_time: 1_000 + seq,
+            partition_key: key.map(str::to_string),
+            uncompressed_size: Some(value.len() as u32),
+            marker_type: marker,
+            txnid_most_bits: txn,
+            txnid_least_bits: txn,
+            ..Default::default()
+        },
+        value,
+    )
+}
+
+#[test]
+fn aborted_transactions_never_become_a_key_s_value() {
+    // The broker's compactor skips the messages of aborted transactions, so
+    // a key keeps its last committed value (a real 4.2.4 broker does so).
+    const COMMIT: i32 = 21;
+    const ABORT: i32 = 22;
+    let data = [
+        txn_entry(0, Some("k"), b"committed", None, None),
+        txn_entry(1, Some("k"), b"aborted", Some(1), None),
+        txn_entry(2, Some("j"), b"aborted", Some(1), None),
+        txn_entry(3, None, b"", Some(1), Some(ABORT)),
+        txn_entry(4, Some("m"), b"in a committed txn", Some(2), None),
+        txn_entry(5, None, b"", Some(2), Some(COMMIT)),
+    ];
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("ledger_id", DataType::Int64, false),
+            Field::new("entry_id", DataType::Int64, false),
+            Field::new("data", DataType::Binary, true),
+        ])),
+        vec![
+            Arc::new(Int64Array::from(vec![9; data.len()])) as ArrayRef,
+            Arc::new(Int64Array::from_iter_values(0..data.len() as i64)),
+            Arc::new(BinaryArray::from_iter_values(data.iter())),
+        ],
+    )
+    .unwrap();
+    let out = compact_batches(&[batch], CompactOptions::default()).unwrap();
+    let kept: Vec<i64> = out
+        .iter()
+        .flat_map(|b| {
+            b.column_by_name("entry_id")
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        vec![0, 4],
+        "k keeps its committed value, j has none, m is committed"
+    );
+}

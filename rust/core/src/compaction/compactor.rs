@@ -15,7 +15,7 @@
 //! back unchanged, as the broker does with a batch it cannot decode, and its
 //! `error` column says why. Such an entry contributes no key.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow_array::builder::{BinaryBuilder, Int32Builder, Int64Builder, StringBuilder};
@@ -30,7 +30,7 @@ use crate::format::frame::EntryView;
 
 use super::keys::{KeyState, Observation};
 use super::rebatch::rebatch;
-use super::scan::{batch_records, is_readable_batch, scan_entry, EntryKind};
+use super::scan::{aborted_transactions, batch_records, is_readable_batch, scan_entry, EntryKind};
 use super::{CompactOptions, Position};
 
 /// Pending output bytes after which an output batch is cut (keeps 32-bit offsets safe).
@@ -58,6 +58,8 @@ pub struct CompactStats {
     pub markers: u64,
     pub tombstones: u64,
     pub null_key_dropped: u64,
+    /// Messages of aborted transactions, skipped.
+    pub aborted_dropped: u64,
     pub unreadable_entries: u64,
     pub keys: u64,
     pub entries_written: u64,
@@ -175,6 +177,18 @@ impl OrderCheck {
     }
 }
 
+/// The transactions aborted by `TXN_ABORT` markers among the entries.
+pub fn aborted_in(batches: &[RecordBatch]) -> Result<HashSet<(u64, u64)>> {
+    let mut rows = Vec::with_capacity(batches.len());
+    for b in batches {
+        rows.push(EntryRows::new(b)?);
+    }
+    Ok(aborted_transactions(
+        rows.iter()
+            .flat_map(|r| (0..r.len()).filter_map(|i| r.data(i))),
+    ))
+}
+
 /// Two-pass compactor: [`observe`](Compactor::observe) every batch, then
 /// [`write`](Compactor::write) the same batches in the same order.
 pub struct Compactor {
@@ -187,6 +201,8 @@ pub struct Compactor {
     order: OrderCheck,
     with_partition: Option<bool>,
     stats: CompactStats,
+    /// Transactions whose messages phase one skips (aborted ones).
+    aborted: HashSet<(u64, u64)>,
 }
 
 impl Compactor {
@@ -200,7 +216,17 @@ impl Compactor {
             order: OrderCheck::default(),
             with_partition: None,
             stats: CompactStats::default(),
+            aborted: HashSet::new(),
         }
+    }
+
+    /// Skips the messages of these transactions, as the broker's compactor
+    /// skips aborted ones: they never become a key's value, so the key keeps
+    /// its last committed one. [`super::scan::aborted_transactions`] finds
+    /// them from the topic's `TXN_ABORT` markers.
+    pub fn with_aborted_transactions(mut self, aborted: HashSet<(u64, u64)>) -> Self {
+        self.aborted = aborted;
+        self
     }
 
     pub fn stats(&self) -> CompactStats {
@@ -253,9 +279,14 @@ impl Compactor {
         let opts = self.opts;
         let keys = self.keys.entry(partition).or_default();
         let stats = &mut self.stats;
+        let aborted = &self.aborted;
         let mut null_kept = Vec::new();
         let result = scan_entry(&mut self.decompressor, data, &opts, &mut |c| {
             stats.messages_read += 1;
+            if c.txn.is_some_and(|t| aborted.contains(&t)) {
+                stats.aborted_dropped += 1;
+                return;
+            }
             stats.tombstones += u64::from(c.tombstone);
             let Some(k) = c.key else {
                 if opts.retain_null_key {
@@ -400,7 +431,7 @@ pub fn rewrite_entry(
 
 /// Compacts entry batches in topic order, in one call.
 pub fn compact_batches(batches: &[RecordBatch], opts: CompactOptions) -> Result<Vec<RecordBatch>> {
-    let mut c = Compactor::new(opts);
+    let mut c = Compactor::new(opts).with_aborted_transactions(aborted_in(batches)?);
     for b in batches {
         c.observe(b)?;
     }

@@ -7,12 +7,15 @@
 //! SingleMessageMetadata; everything else — single messages, chunks and
 //! encrypted batches — is one candidate keyed by the entry's `partition_key`.
 
+use std::collections::HashSet;
+
 use crate::error::Result;
 use crate::format::batch::{split_batch, BatchRecord};
 use crate::format::compression::{Codec, Decompressor};
 use crate::format::frame::EntryView;
 use crate::format::metadata::MessageMetadataView;
 
+use super::position::MARKER_TXN_ABORT;
 use super::CompactOptions;
 
 /// The chunk fields of a chunked message's entry (PIP-37).
@@ -39,6 +42,8 @@ pub struct Candidate<'a> {
     /// A member of a readable batch (the event-time tie rule differs).
     pub batched: bool,
     pub chunk: Option<ChunkInfo<'a>>,
+    /// The transaction the entry was written in, `(most, least)` bits.
+    pub txn: Option<(u64, u64)>,
 }
 
 /// What kind of entry was scanned.
@@ -106,7 +111,27 @@ pub fn single_candidate<'a>(entry: &EntryView<'a>) -> Candidate<'a> {
         event_time: md.event_time.unwrap_or(0),
         batched: false,
         chunk,
+        txn: entry_txn(md),
     }
+}
+
+/// The transaction an entry was written in, if any.
+pub fn entry_txn(md: &MessageMetadataView<'_>) -> Option<(u64, u64)> {
+    md.txnid_most_bits.zip(md.txnid_least_bits)
+}
+
+/// The transactions that `TXN_ABORT` markers among `entries` abort. A reader
+/// is never delivered their messages, and the broker's compactor skips them;
+/// entries that cannot be read are passed over.
+pub fn aborted_transactions<'a>(
+    entries: impl IntoIterator<Item = &'a [u8]>,
+) -> HashSet<(u64, u64)> {
+    entries
+        .into_iter()
+        .filter_map(|data| EntryView::parse(data, false).ok())
+        .filter(|e| e.metadata.marker_type == Some(MARKER_TXN_ABORT))
+        .filter_map(|e| entry_txn(&e.metadata))
+        .collect()
 }
 
 /// Scans one entry and calls `f` once per candidate, only after the whole
@@ -127,6 +152,7 @@ pub fn scan_entry(
         return Ok(EntryKind::Single);
     }
     let (_, records) = batch_records(decompressor, &entry, opts.max_uncompressed_size)?;
+    let txn = entry_txn(md);
     for r in records.iter().filter(|r| !r.metadata.is_compacted_out()) {
         f(Candidate {
             batch_index: r.index,
@@ -135,6 +161,7 @@ pub fn scan_entry(
             event_time: r.metadata.event_time.unwrap_or(0),
             batched: true,
             chunk: None,
+            txn,
         });
     }
     Ok(EntryKind::Batch)

@@ -26,8 +26,9 @@ the topic's entry count, outside its timing. ``--warmup`` untimed rounds of ever
 first, then ``--rounds`` timed ones, each in a rotated order. Rates use the topic's totals:
 entries/s, messages/s, MB/s of message values (1 MB = 1e6 bytes); "stored MB/s" uses the entries'
 bytes as the bookie stores them (compressed). Ratios are per round, ours÷Java, then median
-[min–max]. CPU seconds: the reading process (``process_time`` here; the JVM's process CPU for
-the Java reader) and the standalone's JVM (broker + bookie + ZooKeeper, from ``/proc``).
+[min–max]. CPU seconds (medians): the reading process (``process_time`` here; the JVM's process CPU for
+the Java reader) and the standalone's JVM (broker + bookie + ZooKeeper, from ``/proc``), and their
+sum: on a loaded machine, wall times mostly measure the share of the cores each side got.
 
 Servers are stopped by PID at the end, also on failure.
 """
@@ -423,9 +424,10 @@ def report(
     print()
     java = results["java reader (broker)"]
     print(
-        "| side | wall s | entries/s | messages/s | MB/s (values) | stored MB/s | ÷ Java reader | reader CPU s | server CPU s |"
+        "| side | wall s | entries/s | messages/s | MB/s (values) | stored MB/s | ÷ Java reader "
+        "| reader CPU s | server CPU s | total CPU s |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, rounds in results.items():
         secs = [x.seconds for x in rounds]
         ratios = [j.seconds / x.seconds for x, j in zip(rounds, java)]
@@ -435,7 +437,8 @@ def report(
             f"{spread([want.value_bytes / 1e6 / s for s in secs], ',.1f')} | "
             f"{want.stored_bytes / 1e6 / statistics.median(secs):,.1f} | {spread(ratios, '.2f')}x | "
             f"{statistics.median(x.client_cpu for x in rounds):.2f} | "
-            f"{statistics.median(x.server_cpu for x in rounds):.2f} |"
+            f"{statistics.median(x.server_cpu for x in rounds):.2f} | "
+            f"{statistics.median(x.client_cpu + x.server_cpu for x in rounds):.2f} |"
         )
 
 

@@ -15,6 +15,8 @@ side single-threaded on the reading end:
 * ``bookie read``: ``pe.read_topic`` alone, the bookie's read rate as our client sees it (what
   bounds ``ours``);
 * ``decode``: ``pe.decode`` alone, on entries read before the round;
+* with ``--depths 1,8``: the bookie read again with that many reads in flight per connection
+  (``read_topic``'s default is 64), to see what pipelining buys;
 * ``java reader``: a Java ``Reader`` from the earliest position through the broker (``ReaderBench
   serve``, one JVM kept warm; ``readNext`` on one thread, every value copied to a ``byte[]``; the
   client has one IO and one listener thread);
@@ -54,6 +56,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import pulsar_entries as pe
+from pulsar_entries import _cluster, _native
 from pulsar_entries._standalone import Standalone
 
 REPO = Path(__file__).resolve().parents[1]
@@ -186,6 +189,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=3, help="untimed rounds of every side first")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--depths",
+        default="",
+        help="comma-separated pipeline depths: extra 'bookie read' sides with that many reads in flight (default 64)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, data)")
     args = ap.parse_args()
     if args.rounds < 3:
@@ -317,6 +325,29 @@ def main() -> int:
             r.entries, r.messages, r.value_bytes = want.entries, want.messages, want.value_bytes
             return r
 
+        def bookie_read_at(depth: int) -> Callable[[], Round]:
+            def side() -> Round:
+                box: list[Any] = []
+
+                def work() -> tuple[int, int, int]:
+                    store = _cluster.open_store(url)
+                    try:
+                        layout = _cluster.resolve_topic(TOPIC, store)
+                    finally:
+                        store.close()
+                    reader = _native.BookieReader(layout.bookies, pipeline_depth=depth)
+                    box.append(pa.concat_tables(list(_cluster.iter_topic(layout, reader=reader))))
+                    return 0, 0, 0
+
+                r = timed(work)
+                (table,) = box
+                if not table.equals(entries):
+                    raise RuntimeError(f"bookie read at depth {depth}: the entries differ from the reference read")
+                r.entries, r.messages, r.value_bytes = want.entries, want.messages, want.value_bytes
+                return r
+
+            return side
+
         def decode_alone() -> Round:
             box: list[Any] = []
 
@@ -371,6 +402,8 @@ def main() -> int:
             "java reader (broker)": java_reader,
             "pulsar-client reader (broker)": pulsar_client,
         }
+        for depth in (int(d) for d in args.depths.split(",") if d.strip()):
+            sides[f"bookie read, pipeline depth {depth}"] = bookie_read_at(depth)
         names = list(sides)
         results: dict[str, list[Round]] = {n: [] for n in names}
         for r in range(args.warmup + args.rounds):
@@ -382,7 +415,8 @@ def main() -> int:
                 check(name, got, want)
                 if r >= args.warmup:
                     results[name].append(got)
-                line.append(f"{name.split(' ')[0]} {got.seconds:.2f} s")
+                short = f"depth-{name.rsplit(' ', 1)[1]}" if "depth" in name else name.split(" ")[0]
+                line.append(f"{short} {got.seconds:.2f} s")
             print(f"{label}: " + ", ".join(line), flush=True)
         machine["uptime (end)"] = sh("uptime")
         report(args, machine, produced, want, len(ledgers), results)

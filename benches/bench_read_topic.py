@@ -28,9 +28,10 @@ the topic's entry count, outside its timing. ``--warmup`` untimed rounds of ever
 first, then ``--rounds`` timed ones, each in a rotated order. Rates use the topic's totals:
 entries/s, messages/s, MB/s of message values (1 MB = 1e6 bytes); "stored MB/s" uses the entries'
 bytes as the bookie stores them (compressed). Ratios are per round, ours÷Java, then median
-[min–max]. CPU seconds (medians): the reading process (``process_time`` here; the JVM's process CPU for
-the Java reader) and the standalone's JVM (broker + bookie + ZooKeeper, from ``/proc``), and their
-sum: on a loaded machine, wall times mostly measure the share of the cores each side got.
+[min–max]. CPU seconds (medians, from ``/proc``): the reading process (this one; the JVM for the
+Java reader), all threads, and of it the kernel's share (page faults on fresh memory show
+there); the standalone's JVM (broker + bookie + ZooKeeper); and their sum. On a loaded machine,
+wall times mostly measure the share of the cores each side got.
 
 Servers are stopped by PID at the end, also on failure.
 """
@@ -72,6 +73,7 @@ class Round:
     entries: int
     seconds: float
     client_cpu: float
+    client_sys: float
     server_cpu: float
 
 
@@ -100,10 +102,15 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def proc_cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), from /proc."""
+def proc_cpu(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process, all its threads, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    return sum(proc_cpu(pid))
 
 
 def build() -> tuple[Path, Path]:
@@ -290,12 +297,18 @@ def main() -> int:
 
         def timed(work: Callable[[], tuple[int, int, int]]) -> Round:
             s0 = proc_cpu_seconds(server_pid)
-            c0 = time.process_time()
+            u0, k0 = proc_cpu(os.getpid())
             t0 = time.perf_counter()
             result = work()
             seconds = time.perf_counter() - t0
-            client_cpu = time.process_time() - c0
-            return Round(*result, seconds=seconds, client_cpu=client_cpu, server_cpu=proc_cpu_seconds(server_pid) - s0)
+            u1, k1 = proc_cpu(os.getpid())
+            return Round(
+                *result,
+                seconds=seconds,
+                client_cpu=u1 - u0 + k1 - k0,
+                client_sys=k1 - k0,
+                server_cpu=proc_cpu_seconds(server_pid) - s0,
+            )
 
         def ours() -> Round:
             box: list[Any] = []
@@ -363,13 +376,16 @@ def main() -> int:
         def java_reader() -> Round:
             assert java is not None
             s0 = proc_cpu_seconds(server_pid)
+            u0, k0 = proc_cpu(java.proc.pid)
             got = java.drain()
+            u1, k1 = proc_cpu(java.proc.pid)
             return Round(
                 messages=got["messages"],
                 value_bytes=got["value_bytes"],
                 entries=got["entries"],
                 seconds=got["seconds"],
-                client_cpu=got["cpu_seconds"],
+                client_cpu=u1 - u0 + k1 - k0,
+                client_sys=k1 - k0,
                 server_cpu=proc_cpu_seconds(server_pid) - s0,
             )
 
@@ -459,7 +475,7 @@ def report(
     java = results["java reader (broker)"]
     print(
         "| side | wall s | entries/s | messages/s | MB/s (values) | stored MB/s | ÷ Java reader "
-        "| reader CPU s | server CPU s | total CPU s |"
+        "| reader CPU s (of it system) | server CPU s | total CPU s |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, rounds in results.items():
@@ -470,7 +486,8 @@ def report(
             f"{spread([want.messages / s for s in secs], ',.0f')} | "
             f"{spread([want.value_bytes / 1e6 / s for s in secs], ',.1f')} | "
             f"{want.stored_bytes / 1e6 / statistics.median(secs):,.1f} | {spread(ratios, '.2f')}x | "
-            f"{statistics.median(x.client_cpu for x in rounds):.2f} | "
+            f"{statistics.median(x.client_cpu for x in rounds):.2f} "
+            f"({statistics.median(x.client_sys for x in rounds):.2f}) | "
             f"{statistics.median(x.server_cpu for x in rounds):.2f} | "
             f"{statistics.median(x.client_cpu + x.server_cpu for x in rounds):.2f} |"
         )

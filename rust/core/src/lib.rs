@@ -23,6 +23,7 @@
 
 mod arrow_types;
 pub mod batch;
+pub mod binary;
 pub mod broker;
 pub mod chunks;
 pub mod compaction;
@@ -36,11 +37,16 @@ pub mod error;
 pub mod frame;
 pub mod kafka;
 pub mod message_id;
+pub mod message_id_columns;
 pub mod metadata;
 pub mod offload;
+pub mod options;
+pub mod pass;
 pub mod processor;
+pub mod processor_input;
 pub mod seek;
 pub mod snappy;
+pub mod stamp;
 mod wire;
 
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.

@@ -4,6 +4,7 @@
 //! its own beyond its constructor.
 
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 
 use crate::chunks::{PartitionReassembler, PartitionResult};
 use crate::compaction::distributed::SurvivorFolder;
@@ -22,6 +23,10 @@ pub trait BatchPass {
     /// The input's end: what the pass still holds.
     fn finish_pass(&mut self) -> Result<Self::Output>;
 
+    /// The schema of the rows the pass gives (the decided rows, for a pass
+    /// that also hands rows on).
+    fn schema(&self) -> SchemaRef;
+
     /// The outputs of several pushes as one, in order.
     fn merge(&self, outputs: Vec<Self::Output>) -> Result<Self::Output>;
 
@@ -37,6 +42,9 @@ pub trait BatchPass {
 
 impl BatchPass for SurvivorFolder {
     type Output = Vec<RecordBatch>;
+    fn schema(&self) -> SchemaRef {
+        crate::compaction::distributed::survivor_schema()
+    }
     fn push_batch(&mut self, batch: &RecordBatch) -> Result<Self::Output> {
         Ok(vec![self.push(batch)?])
     }
@@ -50,6 +58,9 @@ impl BatchPass for SurvivorFolder {
 
 impl BatchPass for PartitionPass {
     type Output = Vec<RecordBatch>;
+    fn schema(&self) -> SchemaRef {
+        crate::compaction::strategic_distributed::row_schema()
+    }
     fn push_batch(&mut self, batch: &RecordBatch) -> Result<Self::Output> {
         Ok(vec![self.push(batch)?])
     }
@@ -63,6 +74,9 @@ impl BatchPass for PartitionPass {
 
 impl<S: Strategy> BatchPass for StrategicFold<S> {
     type Output = Vec<RecordBatch>;
+    fn schema(&self) -> SchemaRef {
+        crate::compaction::strategic_distributed::row_schema()
+    }
     fn push_batch(&mut self, batch: &RecordBatch) -> Result<Self::Output> {
         Ok(vec![self.push(batch)?])
     }
@@ -76,6 +90,9 @@ impl<S: Strategy> BatchPass for StrategicFold<S> {
 
 impl BatchPass for PartitionReassembler {
     type Output = PartitionResult;
+    fn schema(&self) -> SchemaRef {
+        PartitionReassembler::schema(self)
+    }
     fn push_batch(&mut self, batch: &RecordBatch) -> Result<Self::Output> {
         self.push(batch)
     }
@@ -112,6 +129,7 @@ mod tests {
             .iter()
             .all(|b| b.schema() == survivor_schema() && b.num_rows() == 0));
         assert_eq!(folder.finish_pass().unwrap().len(), 1);
+        assert_eq!(BatchPass::schema(&folder), survivor_schema());
     }
 
     #[test]

@@ -2,20 +2,100 @@
 
 import datetime
 from collections.abc import Iterable
-from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple, TypedDict, Union
+from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple, TypedDict, Union, final
 
 import pyarrow as pa
+from typing_extensions import disjoint_base
 
 Millis = Union[int, datetime.datetime]
 
+__all__ = [
+    "__version__",
+    "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "PulsarEntriesError",
+    "InputSchemaError",
+    "OptionsError",
+    "OrderError",
+    "DataError",
+    "EntryFormatError",
+    "OffloadFormatError",
+    "StorageError",
+    "decode",
+    "parse_entry",
+    "encode_entry",
+    "encode_chunked",
+    "set_broker_entry_metadata",
+    "entry_metadata",
+    "with_message_ids",
+    "BuiltinProcessor",
+    "EntryContext",
+    "Position",
+    "stamp",
+    "find_position_by_time",
+    "find_position_by_offset",
+    "encode_kafka_batch",
+    "encode_kafka_control_batch",
+    "encode_kop_entry",
+    "reassemble_chunks",
+    "reassemble_partition",
+    "finish_leftovers",
+    "PartitionReassembler",
+    "seek_position",
+    "MessageId",
+    "ChunkMessageId",
+    "Compactor",
+    "NativeStrategy",
+    "SurvivorFolder",
+    "StrategicPartitionPass",
+    "StrategicFolder",
+    "strategic_rebuild",
+    "compaction_candidates",
+    "rebuild_entries",
+    "to_ledger_records",
+    "from_ledger_records",
+    "compacted_last_position",
+    "last_batch_indexes",
+    "topic_last_position",
+    "max_entry_position",
+    "find_by_publish_time",
+    "keyed_messages",
+    "read_offload_object",
+    "read_offload_blocks",
+    "parse_offload_index",
+    "offload_blocks",
+    "parse_offload_name",
+    "write_offload_ledger",
+    "write_offload_streaming",
+]
 __version__: str
 DEFAULT_MAX_UNCOMPRESSED_SIZE: int
 
-class EntryFormatError(ValueError):
+# Every function raises from this hierarchy (a Python type mismatch on an
+# argument stays TypeError; a Python callback's exception propagates as is).
+
+class PulsarEntriesError(Exception):
+    """Any error pulsar-entries raises."""
+
+class InputSchemaError(PulsarEntriesError, ValueError):
+    """The input table lacks a column, or a column or argument has the wrong shape."""
+
+class OptionsError(PulsarEntriesError, ValueError):
+    """An option's value is out of range or contradicts another option."""
+
+class OrderError(PulsarEntriesError, ValueError):
+    """Input rows are not in the order the operation needs."""
+
+class DataError(PulsarEntriesError, ValueError):
+    """Stored bytes are malformed: framing, checksum, protobuf, codec, batch."""
+
+class EntryFormatError(DataError):
     """An entry's bytes are not a valid Pulsar stored entry."""
 
-class OffloadFormatError(ValueError):
+class OffloadFormatError(DataError):
     """An offload object's bytes are not a valid Pulsar tiered-storage object."""
+
+class StorageError(PulsarEntriesError, OSError):
+    """Reading or writing storage failed: a file, an object, a connection."""
 
 class MessageDict(TypedDict, total=False):
     value: Optional[bytes]
@@ -61,6 +141,7 @@ class KafkaRecordDict(TypedDict, total=False):
     timestamp: Optional[Millis]
     offset_delta: Optional[int]
 
+@final
 class EntryContext:
     """What a user payload processor learns about its entry (PIP-96's context)."""
 
@@ -103,10 +184,11 @@ class EntryContext:
 class PayloadProcessorLike(Protocol):
     def process(self, payload: bytes, context: EntryContext) -> Iterable[OutputMessageDict]: ...
 
+@final
 class BuiltinProcessor:
     """A processor implemented in Rust (``KAFKA``, ``PULSAR``). Picklable."""
 
-    def __init__(self, name: str) -> None: ...
+    def __new__(cls, name: str) -> BuiltinProcessor: ...
     @property
     def name(self) -> str: ...
     @property
@@ -114,6 +196,7 @@ class BuiltinProcessor:
 
 ProcessorLike = Union[BuiltinProcessor, str, PayloadProcessorLike]
 
+@final
 class Position:
     """Where a seek lands."""
 
@@ -299,19 +382,20 @@ def reassemble_partition(
     """The partition pass of a distributed reassembly: ``(done, leftovers)``.
     See ``pulsar_entries.chunks``."""
 
+@final
 class PartitionReassembler:
     """The partition pass, streaming: feed a partition's decoded batches in
     topic order; memory is the pending messages' chunks, not the partition."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         schema: pa.Schema,
         *,
         seeds: Optional[Mapping[int, int]] = None,
         max_pending: Optional[int] = 100,
         expire_after_ms: Optional[int] = 60_000,
         max_message_size: int = ...,
-    ) -> None: ...
+    ) -> PartitionReassembler: ...
     def push(self, batch: Any) -> tuple[pa.Table, pa.Table]:
         """``(done, leftovers)`` decided while reading ``batch``."""
     def finish(self) -> tuple[pa.Table, pa.Table]:
@@ -333,19 +417,20 @@ def with_message_ids(table: Any) -> pa.Table:
     ``message_id_str`` (Java's text form) appended. Rows that are not messages
     (non-complete chunk outcomes) get nulls."""
 
+@disjoint_base
 class MessageId:
     """A message position as Pulsar's Java client serializes, prints and
     orders it. Equality, ordering and hashing use ``(ledger_id, entry_id,
     partition, batch_index)``; ``batch_size`` is carried for serialization only."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         ledger_id: int,
         entry_id: int,
         partition: int = -1,
         batch_index: int = -1,
         batch_size: Optional[int] = None,
-    ) -> None: ...
+    ) -> MessageId: ...
     @property
     def ledger_id(self) -> int: ...
     @property
@@ -363,19 +448,20 @@ class MessageId:
         """Java's ``MessageId.fromByteArray()``: a batch index wins over
         ``first_chunk_message_id``, which makes a ``ChunkMessageId``.
         Raises EntryFormatError on bad bytes."""
-    def __lt__(self, other: MessageId) -> bool: ...
-    def __le__(self, other: MessageId) -> bool: ...
-    def __gt__(self, other: MessageId) -> bool: ...
-    def __ge__(self, other: MessageId) -> bool: ...
+    def __lt__(self, other: MessageId, /) -> bool: ...
+    def __le__(self, other: MessageId, /) -> bool: ...
+    def __gt__(self, other: MessageId, /) -> bool: ...
+    def __ge__(self, other: MessageId, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class ChunkMessageId(MessageId):
     """A chunked message's id (PIP-107). Its ``ledger_id``, ``entry_id`` and
     ``partition`` are the last chunk's: it equals, orders and hashes as the
     last chunk's position (Java's ``hashCode`` also mixes in the first chunk;
     ours stays consistent with equality). ``str()`` is ``first;last``."""
 
-    def __init__(self, first: MessageId, last: MessageId) -> None: ...
+    def __new__(cls, first: MessageId, last: MessageId) -> ChunkMessageId: ...
     @property
     def first(self) -> MessageId: ...
     @property
@@ -386,19 +472,20 @@ def seek_position(message_id: MessageId) -> MessageId:
     message (PIP-107), the id itself otherwise."""
 # ---------------------------------------------------------------- compaction
 
+@final
 class Compactor:
     """Two-pass compactor: ``observe`` every batch of entries in topic order,
     then ``write`` the same batches in the same order."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         order: str = "publish",
         retain_null_key: bool = False,
         strategy: Any = None,
         verify_checksum: bool = True,
         max_uncompressed_size: int = ...,
-    ) -> None: ...
+    ) -> Compactor: ...
     def observe(self, entries: Any) -> None:
         """Phase one over entries (a table, record batch or Arrow stream)."""
     def write(self, entries: Any) -> pa.Table:
@@ -408,6 +495,7 @@ class Compactor:
         tombstones, dropped key-less messages, unreadable entries, keys (plain
         compaction) or accepted/rejected/merged updates (strategic)."""
 
+@final
 class NativeStrategy:
     """A built-in compaction strategy implemented in Rust."""
 
@@ -422,31 +510,33 @@ class NativeStrategy:
         allow_version_gaps: bool = True,
         first_version: Optional[int] = None,
     ) -> NativeStrategy: ...
-    def __init__(
-        self,
+    def __new__(
+        cls,
         kind: str,
         transitions: Optional[Mapping[str, Sequence[str]]] = None,
         initial_state: str = "Init",
         allow_version_gaps: bool = True,
         first_version: Optional[int] = None,
-    ) -> None:
+    ) -> NativeStrategy:
         """Rebuilds a built-in from its constructor's arguments (``kind`` is
         ``"latest_wins"``, ``"first_wins"`` or ``"versioned_state"``); what
         pickling stores, so strategies travel to Spark executors."""
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
     def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool: ...
 
+@final
 class SurvivorFolder:
     """Folds candidate rows sorted by ``(partition, key, ledger_id, entry_id,
     batch_index)`` into survivor rows ``(partition, ledger_id, entry_id,
     batch_index)``, one key at a time; rows with a null key pass through."""
 
-    def __init__(self, *, order: str = "publish") -> None: ...
+    def __new__(cls, *, order: str = "publish") -> SurvivorFolder: ...
     def push(self, candidates: Any) -> pa.Table:
         """Survivors of the keys completed by these rows (the last key stays open)."""
     def finish(self) -> pa.Table:
         """Survivors of the last key."""
 
+@final
 class StrategicPartitionPass:
     """Strategic compaction, phase one over one Spark partition's entries in
     topic order (each partition a contiguous range of its topic partitions).
@@ -459,20 +549,21 @@ class StrategicPartitionPass:
     entry bytes in ``value``), 0 a restart marker (a message's first chunk 0
     in the partition)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         order: str = "publish",
         retain_null_key: bool = False,
         verify_checksum: bool = True,
         max_uncompressed_size: int = ...,
-    ) -> None:
+    ) -> StrategicPartitionPass:
         """Raises ``ValueError`` for ``order="event_time"``, as the in-process strategic compactor."""
     def push(self, entries: Any) -> pa.Table:
         """Rows for these entries (the next ones of the partition, in topic order)."""
     def finish(self) -> pa.Table:
         """The chunks of messages still assembling at the partition's end."""
 
+@final
 class StrategicFolder:
     """Folds the partition pass's rows, shuffled by ``(partition, key)`` and
     sorted by ``(partition, key, ledger_id, entry_id, batch_index, kind)``,
@@ -481,15 +572,15 @@ class StrategicFolder:
     message folded as in-process, and each key's survivors given as plan rows
     (``value`` a merged value or null). Plan rows pass through."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         strategy: Any,
         *,
         order: str = "publish",
         retain_null_key: bool = False,
         verify_checksum: bool = True,
         max_uncompressed_size: int = ...,
-    ) -> None: ...
+    ) -> StrategicFolder: ...
     def push(self, rows: Any) -> pa.Table:
         """Plans of the keys completed by these rows (the last key stays open).
         A strategy's exception is raised as is."""

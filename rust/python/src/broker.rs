@@ -40,6 +40,9 @@ fn timestamps_from(obj: Option<Bound<'_, PyAny>>) -> Result<Timestamps> {
 /// in table order, as Pulsar's interceptors do.
 #[pyfunction]
 #[pyo3(signature = (entries, *, start_index=-1, timestamps=None, index=true, timestamp=true))]
+#[pyo3(
+    text_signature = "(entries, *, start_index=-1, timestamps=None, index=True, timestamp=True)"
+)]
 fn stamp<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,

@@ -18,6 +18,9 @@ use crate::pass::batch_pass;
 /// Rebuilds chunked messages from decoded rows (topic order).
 #[pyfunction]
 #[pyo3(signature = (messages, *, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(
+    text_signature = "(messages, *, max_pending=100, expire_after_ms=60000, max_message_size=...)"
+)]
 fn reassemble_chunks(
     py: Python<'_>,
     messages: AnyRecordBatch,
@@ -44,6 +47,9 @@ fn reassemble_chunks(
 /// The partition pass of a distributed reassembly (see `pulsar_entries.chunks`).
 #[pyfunction]
 #[pyo3(signature = (messages, *, seeds=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(
+    text_signature = "(messages, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
+)]
 fn reassemble_partition(
     py: Python<'_>,
     messages: AnyRecordBatch,
@@ -70,7 +76,7 @@ batch_pass! {
     /// The partition pass, streaming: `push(batch)` and `finish()` each give
     /// `(done, leftovers)` tables.
     PartitionReassembler(batch): chunks::PartitionReassembler;
-    #[pyo3(signature = (schema, *, seeds=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+    #[pyo3(signature = (schema, *, seeds=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE), text_signature = "(schema, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)")]
     fn new(
         _failure,
         schema: pyo3_arrow::PySchema,
@@ -88,6 +94,9 @@ batch_pass! {
 /// Decides the messages handed on by `reassemble_partition`.
 #[pyfunction]
 #[pyo3(signature = (leftovers, *, final_watermarks=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(
+    text_signature = "(leftovers, *, final_watermarks=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
+)]
 fn finish_leftovers(
     py: Python<'_>,
     leftovers: AnyRecordBatch,

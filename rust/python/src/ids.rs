@@ -46,6 +46,7 @@ fn new_any_id(py: Python<'_>, id: AnyMessageId) -> PyResult<Py<PyAny>> {
 impl PyMessageId {
     #[new]
     #[pyo3(signature = (ledger_id, entry_id, partition=-1, batch_index=-1, batch_size=None))]
+    #[pyo3(text_signature = "(ledger_id, entry_id, partition=-1, batch_index=-1, batch_size=None)")]
     fn new(
         ledger_id: i64,
         entry_id: i64,

@@ -63,6 +63,9 @@ fn record_input(obj: &Bound<'_, PyAny>, index: usize) -> Result<KafkaRecordInput
 /// Encodes one Kafka RecordBatch v2 (magic 2).
 #[pyfunction]
 #[pyo3(signature = (records, *, base_offset=0, compression="none", base_timestamp=None, log_append_time=false, transactional=false, producer_id=-1, producer_epoch=-1, base_sequence=-1, partition_leader_epoch=-1))]
+#[pyo3(
+    text_signature = "(records, *, base_offset=0, compression='none', base_timestamp=None, log_append_time=False, transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, partition_leader_epoch=-1)"
+)]
 #[allow(clippy::too_many_arguments)]
 fn encode_kafka_batch<'py>(
     py: Python<'py>,

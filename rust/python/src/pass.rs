@@ -93,7 +93,7 @@ macro_rules! batch_pass {
     (
         $(#[$meta:meta])*
         $class:ident($push_arg:ident): $inner:ty;
-        #[pyo3(signature = $sig:tt)]
+        #[pyo3($($pyo3:tt)*)]
         fn new($failure:ident $(, $arg:ident: $ty:ty)* $(,)?) $body:block
     ) => {
         $(#[$meta])*
@@ -106,7 +106,7 @@ macro_rules! batch_pass {
         #[pymethods]
         impl $class {
             #[new]
-            #[pyo3(signature = $sig)]
+            #[pyo3($($pyo3)*)]
             fn new($($arg: $ty),*) -> $crate::errors::Result<Self> {
                 let $failure = $crate::pass::Failure::default();
                 let inner = $body;

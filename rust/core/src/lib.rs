@@ -47,6 +47,7 @@ pub mod processor_input;
 pub mod seek;
 pub mod snappy;
 pub mod stamp;
+pub mod value;
 mod wire;
 
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.

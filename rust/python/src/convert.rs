@@ -4,9 +4,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use pulsar_entries_core::value::{Dict, Value};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyTable;
 
@@ -74,12 +75,32 @@ pub fn string_pairs(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
         .collect()
 }
 
-/// `[(key, value), ...]` as a list of tuples.
-pub fn pairs<'py, 'a>(
-    py: Python<'py>,
-    it: impl Iterator<Item = (&'a str, &'a str)>,
-) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(py, it)
+/// A core value tree as Python objects (dicts, lists, tuples, scalars, bytes).
+pub fn to_py<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+    let items = |vs: &[Value<'_>]| {
+        vs.iter()
+            .map(|v| to_py(py, v))
+            .collect::<PyResult<Vec<_>>>()
+    };
+    Ok(match v {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::UInt(u) => u.into_pyobject(py)?.into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        Value::List(vs) => PyList::new(py, items(vs)?)?.into_any(),
+        Value::Tuple(vs) => PyTuple::new(py, items(vs)?)?.into_any(),
+        Value::Dict(d) => dict_to_py(py, d)?.into_any(),
+    })
+}
+
+pub fn dict_to_py<'py>(py: Python<'py>, d: &Dict<'_>) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (k, v) in &d.0 {
+        out.set_item(k.as_ref(), to_py(py, v)?)?;
+    }
+    Ok(out)
 }
 
 /// A dict from `(name, value)` items.

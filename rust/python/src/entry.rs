@@ -5,16 +5,17 @@ use pulsar_entries_core::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 use pulsar_entries_core::entry_metadata::{entry_metadata as build, entry_metadata_schema};
 use pulsar_entries_core::message_id_columns::with_message_ids as add_ids;
 use pulsar_entries_core::metadata::MessageMetadataView;
+use pulsar_entries_core::value::{entry_value, metadata_value};
 use pulsar_entries_core::MessageInput;
 use pulsar_entries_core::{binary::binary_values, encode, options, proto};
-use pulsar_entries_core::{message_schema, Codec, Decoder, EncodeOptions, EntryView, Key};
+use pulsar_entries_core::{message_schema, Decoder, EncodeOptions, EntryView, Key};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches_and_schema, dict, now_ms, pairs, string_pairs, table};
+use crate::convert::{batches_and_schema, dict_to_py, now_ms, string_pairs, table};
 use crate::errors::{Class, Error, Result};
 use crate::processors::processors_from;
 
@@ -44,100 +45,21 @@ fn decode<'py>(
     table(py, batches, message_schema())
 }
 
-fn opt<'py, T: IntoPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, v: Option<T>) -> PyResult<()> {
-    v.map_or(Ok(()), |v| d.set_item(key, v))
-}
-
 /// MessageMetadata as a dict of its present fields (bytes as `bytes`).
 pub fn metadata_dict<'py>(
     py: Python<'py>,
     md: &MessageMetadataView<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let bytes = |v: Option<&[u8]>| v.map(|b| PyBytes::new(py, b));
-    let m = PyDict::new(py);
-    m.set_item("producer_name", md.producer_name)?;
-    m.set_item("sequence_id", md.sequence_id)?;
-    m.set_item("publish_time", md.publish_time)?;
-    let props = (!md.properties.is_empty()).then(|| pairs(py, md.properties.iter()));
-    opt(&m, "properties", props.transpose()?)?;
-    opt(&m, "replicated_from", md.replicated_from)?;
-    opt(&m, "partition_key", md.partition_key)?;
-    let replicate_to = (md.replicate_to_count() > 0).then(|| PyList::new(py, md.replicate_to()));
-    opt(&m, "replicate_to", replicate_to.transpose()?)?;
-    let codec = |c: i32| Codec::from_proto(c).map_or_else(|| c.to_string(), |c| c.name().into());
-    opt(&m, "compression", md.compression.map(codec))?;
-    opt(&m, "uncompressed_size", md.uncompressed_size)?;
-    opt(&m, "num_messages_in_batch", md.num_messages_in_batch)?;
-    opt(&m, "event_time", md.event_time)?;
-    if md.encryption_keys_count() > 0 {
-        let keys = PyList::empty(py);
-        for k in md.encryption_keys() {
-            let d = PyDict::new(py);
-            d.set_item("key", k.key)?;
-            d.set_item("value", PyBytes::new(py, k.value))?;
-            d.set_item("metadata", pairs(py, k.metadata.iter())?)?;
-            keys.append(d)?;
-        }
-        m.set_item("encryption_keys", keys)?;
-    }
-    opt(&m, "encryption_algo", md.encryption_algo)?;
-    opt(&m, "encryption_param", bytes(md.encryption_param))?;
-    opt(&m, "schema_version", bytes(md.schema_version))?;
-    opt(
-        &m,
-        "partition_key_b64_encoded",
-        md.partition_key_b64_encoded,
-    )?;
-    opt(&m, "ordering_key", bytes(md.ordering_key))?;
-    opt(&m, "deliver_at_time", md.deliver_at_time)?;
-    opt(&m, "marker_type", md.marker_type)?;
-    opt(&m, "txnid_least_bits", md.txnid_least_bits)?;
-    opt(&m, "txnid_most_bits", md.txnid_most_bits)?;
-    opt(&m, "highest_sequence_id", md.highest_sequence_id)?;
-    opt(&m, "null_value", md.null_value)?;
-    opt(&m, "uuid", md.uuid)?;
-    opt(&m, "num_chunks_from_msg", md.num_chunks_from_msg)?;
-    opt(&m, "total_chunk_msg_size", md.total_chunk_msg_size)?;
-    opt(&m, "chunk_id", md.chunk_id)?;
-    opt(&m, "null_partition_key", md.null_partition_key)?;
-    let compacted = md.compacted_batch_indexes_count() > 0;
-    let compacted = compacted.then(|| PyList::new(py, md.compacted_batch_indexes()));
-    opt(&m, "compacted_batch_indexes", compacted.transpose()?)?;
-    opt(&m, "schema_id", bytes(md.schema_id))?;
-    Ok(m)
+    dict_to_py(py, &metadata_value(md))
 }
 
 /// Every piece of one entry, for inspection; metadata keeps field presence.
 #[pyfunction]
 fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> Result<Bound<'py, PyDict>> {
-    let entry = EntryView::parse(data, false)?;
-    let md = &entry.metadata;
-    let bem = entry.broker_entry_metadata.map(|b| {
-        dict(
-            py,
-            [("broker_timestamp", b.broker_timestamp), ("index", b.index)],
-        )
-    });
-    let checksum = entry.checksum.map(|stored| {
-        let computed = entry.computed_checksum();
-        let d = dict(py, [("stored", stored), ("computed", computed)])?;
-        d.set_item("valid", stored == computed)?;
-        Ok::<_, PyErr>(d)
-    });
-    let out = PyDict::new(py);
-    out.set_item("broker_entry_metadata", bem.transpose()?)?;
-    out.set_item("checksum", checksum.transpose()?)?;
-    out.set_item("metadata", metadata_dict(py, md)?)?;
-    out.set_item(
-        "metadata_size",
-        entry.payload_offset - entry.metadata_offset,
-    )?;
-    out.set_item("is_batch", md.is_batch())?;
-    out.set_item("num_messages", md.num_messages())?;
-    out.set_item("encrypted", md.is_encrypted())?;
-    out.set_item("payload_offset", entry.payload_offset)?;
-    out.set_item("payload", PyBytes::new(py, entry.payload))?;
-    Ok(out)
+    Ok(dict_to_py(
+        py,
+        &entry_value(&EntryView::parse(data, false)?),
+    )?)
 }
 
 fn message_input(obj: &Bound<'_, PyAny>, index: usize) -> Result<MessageInput> {

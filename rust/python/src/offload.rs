@@ -7,18 +7,17 @@
 use std::io::Write;
 
 use pulsar_entries_core::binary::single_value;
-use pulsar_entries_core::offload::table::{entry_rows, single_ledger, uuid_text};
-use pulsar_entries_core::offload::{self as core, BlockRange, IndexVersion, LedgerMeta};
+use pulsar_entries_core::offload::table::{entry_rows, single_ledger};
+use pulsar_entries_core::offload::{self as core, BlockRange};
 use pulsar_entries_core::offload::{EntryRange, LedgerMetadataSpec, ObjectName, OffloadIndex};
-use pulsar_entries_core::proto::offload::ledger_metadata_format::{DigestType, State};
-use pulsar_entries_core::proto::offload::{LedgerInfo, LedgerMetadataFormat};
+use pulsar_entries_core::value::{blocks_value, offload_index_value};
 use pulsar_entries_core::EntryError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches, dict, table};
+use crate::convert::{batches, dict_to_py, table, to_py};
 use crate::errors::Result;
 
 /// The bytes of a one-element binary array, borrowed (no copy).
@@ -78,86 +77,7 @@ fn read_offload_blocks(
 }
 
 fn blocks_list<'py>(py: Python<'py>, blocks: &[BlockRange]) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    for b in blocks {
-        let d = dict(
-            py,
-            [
-                ("ledger_id", b.ledger_id),
-                ("last_entry_id", b.last_entry_id),
-            ],
-        )?;
-        d.set_item("first_entry_id", b.first_entry_id)?;
-        d.set_item("part_id", b.part_id)?;
-        d.set_item("offset", b.offset)?;
-        d.set_item("length", b.length)?;
-        list.append(d)?;
-    }
-    Ok(list)
-}
-
-fn enum_name(value: i32, name: Option<&str>) -> String {
-    name.map_or_else(|| value.to_string(), str::to_string)
-}
-
-fn bookkeeper_dict<'py>(py: Python<'py>, m: &LedgerMetadataFormat) -> PyResult<Bound<'py, PyDict>> {
-    let d = dict(py, [("kind", "bookkeeper")])?;
-    d.set_item("quorum_size", m.quorum_size)?;
-    d.set_item("ensemble_size", m.ensemble_size)?;
-    d.set_item("ack_quorum_size", m.ack_quorum_size)?;
-    d.set_item("length", m.length)?;
-    d.set_item("last_entry_id", m.last_entry_id)?;
-    let state = State::try_from(m.state).ok().map(|s| s.as_str_name());
-    d.set_item("state", enum_name(m.state, state))?;
-    let digest = |t| enum_name(t, DigestType::try_from(t).ok().map(|s| s.as_str_name()));
-    d.set_item("digest_type", m.digest_type.map(digest))?;
-    d.set_item("ctime", m.ctime)?;
-    d.set_item(
-        "password",
-        m.password.as_deref().map(|p| PyBytes::new(py, p)),
-    )?;
-    d.set_item("ctoken", m.c_token)?;
-    let ensembles = m
-        .segment
-        .iter()
-        .map(|s| (s.first_entry_id, s.ensemble_member.clone()));
-    d.set_item("ensembles", PyList::new(py, ensembles)?)?;
-    let custom = PyDict::new(py);
-    for kv in &m.custom_metadata {
-        let value = PyBytes::new(py, kv.value.as_deref().unwrap_or_default());
-        custom.set_item(kv.key.as_deref().unwrap_or(""), value)?;
-    }
-    d.set_item("custom_metadata", custom)?;
-    Ok(d)
-}
-
-fn ledger_info_dict<'py>(py: Python<'py>, i: &LedgerInfo) -> PyResult<Bound<'py, PyDict>> {
-    let d = dict(py, [("kind", "ledger_info")])?;
-    d.set_item("ledger_id", i.ledger_id)?;
-    d.set_item("entries", i.entries)?;
-    d.set_item("size", i.size)?;
-    d.set_item("timestamp", i.timestamp)?;
-    let Some(c) = &i.offload_context else {
-        d.set_item("offload_context", py.None())?;
-        return Ok(d);
-    };
-    let o = PyDict::new(py);
-    let uuid = c.uid_msb.zip(c.uid_lsb).map(|(m, l)| uuid_text(m, l));
-    o.set_item("uuid", uuid)?;
-    o.set_item("complete", c.complete)?;
-    o.set_item("bookkeeper_deleted", c.bookkeeper_deleted)?;
-    o.set_item("timestamp", c.timestamp)?;
-    if let Some(dm) = &c.driver_metadata {
-        o.set_item("driver_name", &dm.name)?;
-        let props = PyDict::new(py);
-        for kv in &dm.properties {
-            props.set_item(&kv.key, &kv.value)?;
-        }
-        o.set_item("driver_metadata", props)?;
-    }
-    o.set_item("segments", c.offload_segment.len())?;
-    d.set_item("offload_context", o)?;
-    Ok(d)
+    Ok(to_py(py, &blocks_value(blocks))?.cast_into::<PyList>()?)
 }
 
 /// An index object's fields, each ledger's metadata and blocks.
@@ -169,42 +89,7 @@ fn parse_offload_index(
     ledger_id: Option<i64>,
 ) -> Result<Bound<'_, PyDict>> {
     let idx = OffloadIndex::parse(object(&index, "index")?)?;
-    let version = match idx.version {
-        IndexVersion::V1 => 1,
-        IndexVersion::V2 => 2,
-    };
-    let d = dict(
-        py,
-        [
-            ("version", version),
-            ("index_block_length", idx.index_block_length),
-        ],
-    )?;
-    d.set_item("data_object_length", idx.data_object_length)?;
-    d.set_item("data_header_length", idx.data_header_length)?;
-    let ledgers = PyList::empty(py);
-    let blocks = idx.blocks(ledger_id);
-    for l in &idx.ledgers {
-        let id = l.ledger_id.or(ledger_id);
-        let ld = PyDict::new(py);
-        ld.set_item("ledger_id", id)?;
-        ld.set_item("last_entry_id", l.metadata.last_entry_id())?;
-        ld.set_item("length", l.metadata.length())?;
-        let metadata = match &l.metadata {
-            LedgerMeta::BookKeeper(m) => bookkeeper_dict(py, m)?,
-            LedgerMeta::LedgerInfo(i) => ledger_info_dict(py, i)?,
-        };
-        ld.set_item("metadata", metadata)?;
-        let mine: Vec<BlockRange> = blocks
-            .iter()
-            .filter(|b| b.ledger_id == id)
-            .copied()
-            .collect();
-        ld.set_item("blocks", blocks_list(py, &mine)?)?;
-        ledgers.append(ld)?;
-    }
-    d.set_item("ledgers", ledgers)?;
-    Ok(d)
+    Ok(dict_to_py(py, &offload_index_value(&idx, ledger_id))?)
 }
 
 /// Every block of an index, in data-object order.

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use pulsar_entries_core::kafka::KafkaProcessor;
 use pulsar_entries_core::metadata::MessageMetadataView;
 use pulsar_entries_core::processor::{
-    batch_message, pulsar_messages, single_message, EntryContext, Message, MessageProperties,
-    PayloadProcessor, Processors, PulsarProcessor, Selector, Sink, TimestampType,
+    batch_message, pulsar_messages, single_message, EntryContext, Message, PayloadProcessor,
+    Processors, PulsarProcessor, Selector, Sink, TimestampType,
 };
 use pulsar_entries_core::processor_input::{messages, record_at, OwnedMessage};
 use pulsar_entries_core::EntryError;
@@ -22,9 +22,10 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
-use crate::convert::millis;
+use crate::convert::{dict_to_py, millis};
 use crate::entry::metadata_dict;
 use crate::errors::{Class, Result};
+use pulsar_entries_core::value::message_value;
 
 const BUILTINS: [&str; 2] = [KafkaProcessor::NAME, PulsarProcessor::NAME];
 
@@ -367,35 +368,7 @@ impl PyEntryContext {
 }
 
 pub fn message_dict<'py>(py: Python<'py>, m: &Message<'_>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("batch_index", m.batch_index)?;
-    d.set_item("value", m.value.map(|v| PyBytes::new(py, v)))?;
-    d.set_item("key", m.key.as_deref())?;
-    d.set_item("key_b64_encoded", m.key_b64_encoded)?;
-    d.set_item("ordering_key", m.ordering_key.map(|v| PyBytes::new(py, v)))?;
-    let props = PyDict::new(py);
-    match &m.properties {
-        MessageProperties::Pulsar(p) => {
-            for (k, v) in p.iter() {
-                props.set_item(k, v)?;
-            }
-        }
-        MessageProperties::Pairs(pairs) => {
-            for (k, v) in pairs {
-                props.set_item(k.as_ref(), v.as_deref())?;
-            }
-        }
-        MessageProperties::Headers(headers) => {
-            for (k, v) in headers.iter() {
-                props.set_item(String::from_utf8_lossy(k), v.map(String::from_utf8_lossy))?;
-            }
-        }
-    }
-    d.set_item("properties", props)?;
-    d.set_item("event_time", m.event_time)?;
-    d.set_item("sequence_id", m.sequence_id)?;
-    d.set_item("compacted_out", m.compacted_out)?;
-    Ok(d)
+    dict_to_py(py, &message_value(m))
 }
 
 #[pymethods]

@@ -418,6 +418,9 @@ fn from_ledger_records(py: Python<'_>, records: AnyRecordBatch) -> Result<Bound<
 
 // ---------------------------------------------------------------- positions
 
+/// `(ledger_id, entry_id, batch_index, publish_time, source)`.
+type LastPosition = (i64, i64, i32, u64, &'static str);
+
 /// The last message of a compacted ledger's entries (PIP-429 rules):
 /// `(ledger_id, entry_id, batch_index, publish_time, source)`, or `None`
 /// when there is no entry.
@@ -427,7 +430,7 @@ fn compacted_last_position(
     py: Python<'_>,
     entries: AnyRecordBatch,
     max_uncompressed_size: usize,
-) -> Result<Option<(i64, i64, i32, u64, &'static str)>> {
+) -> Result<Option<LastPosition>> {
     let input = batches(entries)?;
     let found = py.detach(|| lookup::compacted_last_position(&input, max_uncompressed_size))?;
     Ok(found.map(|(p, s)| {

@@ -381,10 +381,23 @@ mod tests {
         assert_eq!(d.get("partition_key"), Some(&Value::from("k")));
         let pair = Value::Tuple(vec!["a".into(), "b".into()]);
         assert_eq!(d.get("properties"), Some(&Value::List(vec![pair])));
-        assert_eq!(d.get("compression"), Some(&Value::from("none")));
+        assert_eq!(d.get("compression"), None, "NONE is not written");
         assert_eq!(d.get("replicate_to"), None);
         assert_eq!(d.get("encryption_keys"), None);
         assert_eq!(d.get("compacted_batch_indexes"), None);
+        let lz4 = EncodeOptions {
+            compression: Codec::Lz4,
+            ..opts
+        };
+        let msg = MessageInput {
+            value: Some(b"v".to_vec()),
+            ..Default::default()
+        };
+        let bytes = encode_entry(&[msg], &lz4).unwrap();
+        let entry = EntryView::parse(&bytes, true).unwrap();
+        let d = metadata_value(&entry.metadata);
+        assert_eq!(d.get("compression"), Some(&Value::from("lz4")));
+        assert_eq!(d.get("uncompressed_size"), Some(&Value::UInt(1)));
     }
 
     #[test]

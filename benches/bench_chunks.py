@@ -48,12 +48,16 @@ def corpus(messages: int, codec: str, size: int, chunk: int) -> tuple[pa.Table, 
         values.append(value)
         per_message.append(
             pe.encode_chunked(
-                {"value": value}, chunk_size=chunk, compression=codec, producer_name=f"producer-{m % 2}",
-                sequence_id=m, publish_time=1_700_000_000_000 + m,
+                {"value": value},
+                chunk_size=chunk,
+                compression=codec,
+                producer_name=f"producer-{m % 2}",
+                sequence_id=m,
+                publish_time=1_700_000_000_000 + m,
             )
         )
     entries = []
-    for a, b in zip(per_message[::2], per_message[1::2] + [[]]):
+    for a, b in zip(per_message[::2], [*per_message[1::2], []]):
         for k in range(max(len(a), len(b))):
             entries += a[k : k + 1] + b[k : k + 1]
     return pe.decode(pe.entries_table(entries, ledger_id=1)), values
@@ -85,7 +89,7 @@ def partitioned(decoded: pa.Table, partitions: int) -> pa.Table:
         top = publish.slice(lo, hi - lo).to_pylist()
         seed = max([t for t in top if t is not None] + ([seed] if seed is not None else []))
     finished = chunks.finish_leftovers(pa.concat_tables(leftovers), final_watermarks={-1: seed})
-    return pa.concat_tables(done + [finished])
+    return pa.concat_tables([*done, finished])
 
 
 def baseline(decoded: pa.Table, codec: str) -> list[bytes]:
@@ -163,8 +167,10 @@ def main() -> None:
     p.add_argument("--spark", action="store_true", help="also time spark.reassemble_chunks on local[2]")
     args = p.parse_args()
     spark = spark_session() if args.spark else None
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"pyarrow {pa.__version__}, pulsar-entries {pe.__version__}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"pyarrow {pa.__version__}, pulsar-entries {pe.__version__}"
+    )
     print(f"{args.messages} messages of 1 MiB in 100 KiB chunks, two producers interleaved, best of {args.repeat}\n")
     header = "| codec | reassemble_chunks MiB/s | partitioned (%d parts) MiB/s | Python baseline MiB/s | in-process vs baseline |"
     if spark is not None:
@@ -179,8 +185,9 @@ def main() -> None:
         t_base, joined = best(lambda: baseline(decoded, codec), args.repeat)
         assert sorted(whole["value"].to_pylist()) == sorted(values) == sorted(joined)
         assert sorted(parts["value"].to_pylist()) == sorted(values)
-        line = (f"| {codec} | {total / t_in:,.0f} | {total / t_part:,.0f} | {total / t_base:,.0f} | "
-                f"{t_base / t_in:.2f}x |")
+        line = (
+            f"| {codec} | {total / t_in:,.0f} | {total / t_part:,.0f} | {total / t_base:,.0f} | {t_base / t_in:.2f}x |"
+        )
         if spark is not None:
             t_sp, t_id = on_spark(spark, decoded, args.partitions, min(args.repeat, 3), values)
             line += f" {total / t_sp:,.0f} | {total / t_id:,.0f} | {t_sp / t_id:.2f}x |"

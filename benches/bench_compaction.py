@@ -95,8 +95,14 @@ def child_table(path: str) -> dict:
     out = c.write(table)
     took = time.perf_counter() - started
     s = c.stats()
-    return {"seconds": took, "messages": s["messages_read"], "keys": s["keys"], "out_entries": out.num_rows,
-            "input_mb": input_mb, "peak_rss_mb": peak_rss_mb()}
+    return {
+        "seconds": took,
+        "messages": s["messages_read"],
+        "keys": s["keys"],
+        "out_entries": out.num_rows,
+        "input_mb": input_mb,
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def child_stream(path: str) -> dict:
@@ -113,8 +119,13 @@ def child_stream(path: str) -> dict:
         written += c.write(b).num_rows
     took = time.perf_counter() - started
     s = c.stats()
-    return {"seconds": took, "messages": s["messages_read"], "keys": s["keys"], "out_entries": written,
-            "peak_rss_mb": peak_rss_mb()}
+    return {
+        "seconds": took,
+        "messages": s["messages_read"],
+        "keys": s["keys"],
+        "out_entries": written,
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def child_spark(path: str) -> dict:
@@ -124,7 +135,8 @@ def child_spark(path: str) -> dict:
     from pulsar_entries import spark as pes
 
     spark = (
-        SparkSession.builder.master("local[2]").appName("bench-compaction")
+        SparkSession.builder.master("local[2]")
+        .appName("bench-compaction")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
@@ -198,7 +210,9 @@ def main() -> None:
 
     base = Path(args.dir)
     base.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
     print()
     print("| messages | mode | time | messages/s | ns/message | peak RSS | output entries |")
     print("|---:|---|---:|---:|---:|---:|---:|")
@@ -210,8 +224,11 @@ def main() -> None:
         for kind in kinds:
             r = run_child(kind, path)
             m = millions * 1_000_000
-            label = {"table": "in-process, table in memory", "stream": "in-process, 2 passes over Parquet",
-                     "spark": "Spark local[2]"}[kind]
+            label = {
+                "table": "in-process, table in memory",
+                "stream": "in-process, 2 passes over Parquet",
+                "spark": "Spark local[2]",
+            }[kind]
             print(
                 f"| {millions}M | {label} | {r['seconds']:.2f} s | {m / r['seconds']:,.0f} | "
                 f"{r['seconds'] / m * 1e9:,.0f} | {r['peak_rss_mb']:,.0f} MB | {r['out_entries']:,} |",

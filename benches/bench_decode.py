@@ -38,14 +38,38 @@ from pulsar_entries import entries_table
 
 BATCH_SIZES = (1, 10, 100, 1000)
 CODECS = ("none", "lz4")
-WORDS = ["alpha", "beta", "gamma", "sensor", "temperature", "ok", "warn", "error", "user", "order", "payment",
-         "eu-west-1", "us-east-2", "true", "false", "null", "checkout"]
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "sensor",
+    "temperature",
+    "ok",
+    "warn",
+    "error",
+    "user",
+    "order",
+    "payment",
+    "eu-west-1",
+    "us-east-2",
+    "true",
+    "false",
+    "null",
+    "checkout",
+]
 
 
 def json_message(rng: random.Random, n: int) -> bytes:
-    parts = ['{"id":%d,"ts":%d,"user":"u%d","amount":%d.%02d,"events":[' % (
-        rng.randrange(10**9), 1_700_000_000_000 + rng.randrange(10**8), rng.randrange(10**5),
-        rng.randrange(10**4), rng.randrange(100))]
+    parts = [
+        '{"id":%d,"ts":%d,"user":"u%d","amount":%d.%02d,"events":['
+        % (
+            rng.randrange(10**9),
+            1_700_000_000_000 + rng.randrange(10**8),
+            rng.randrange(10**5),
+            rng.randrange(10**4),
+            rng.randrange(100),
+        )
+    ]
     size = len(parts[0])
     while size < n:
         p = '{"k":"%s","v":%d,"s":"%s"},' % (rng.choice(WORDS), rng.randrange(10**6), rng.choice(WORDS))
@@ -60,8 +84,10 @@ class Config:
         self.entries, self.payloads, self.sizes = [], [], []
         self.messages = self.value_bytes = 0
         for _ in range(max(1, total // batch)):
-            msgs = [{"value": json_message(rng, rng.randint(100, 1000)), "key": f"user-{rng.randrange(10**4)}"}
-                    for _ in range(batch)]
+            msgs = [
+                {"value": json_message(rng, rng.randint(100, 1000)), "key": f"user-{rng.randrange(10**4)}"}
+                for _ in range(batch)
+            ]
             e = pulsar_entries.encode_entry(msgs, batch=True, compression=codec, publish_time=1_700_000_000_000)
             info = pulsar_entries.parse_entry(e)
             self.entries.append(e)
@@ -94,9 +120,11 @@ def main() -> None:
 
     rng = random.Random(20240601)
     configs = {(c, b): Config(c, b, args.messages, rng) for c in CODECS for b in BATCH_SIZES}
-    print(f"python {platform.python_version()}, pulsar_entries {pulsar_entries.__version__}, "
-          f"pulsar-client {pulsar.__version__ if hasattr(pulsar, '__version__') else '?'}, "
-          f"python-lz4 {lz4.__version__}, pyarrow {pa.__version__}")
+    print(
+        f"python {platform.python_version()}, pulsar_entries {pulsar_entries.__version__}, "
+        f"pulsar-client {pulsar.__version__ if hasattr(pulsar, '__version__') else '?'}, "
+        f"python-lz4 {lz4.__version__}, pyarrow {pa.__version__}"
+    )
     print(f"corpus built in {time.perf_counter() - start:.1f}s; {args.repeats} repeats, ratios from the {args.stat}\n")
 
     rows = []  # (batch, codec, method, best, median, cfg)
@@ -149,12 +177,16 @@ def main() -> None:
     print("-" * len(hdr))
     for batch, codec, method, best, med, cfg in rows:
         t = (best, med)[pick]
-        print(f"{batch:>5} {codec:<5} {method:<42} {best * 1e3:>9.2f} {med * 1e3:>10.2f} "
-              f"{cfg.messages / t / 1e6:>8.2f} {cfg.value_bytes / t / 1e6:>8.0f}")
+        print(
+            f"{batch:>5} {codec:<5} {method:<42} {best * 1e3:>9.2f} {med * 1e3:>10.2f} "
+            f"{cfg.messages / t / 1e6:>8.2f} {cfg.value_bytes / t / 1e6:>8.0f}"
+        )
 
     print(f"\nRatios ({args.stat}); speedup = their time / our time; LZ4 ratio = our throughput / lz4-alone throughput")
-    hdr = (f"{'batch':>5} {'ours vs pulsar-client':>22} {'vs pc + data()':>15} {'LZ4: vs lz4+pc':>15} "
-           f"{'LZ4: ours/lz4-alone':>20}  target >= 0.80")
+    hdr = (
+        f"{'batch':>5} {'ours vs pulsar-client':>22} {'vs pc + data()':>15} {'LZ4: vs lz4+pc':>15} "
+        f"{'LZ4: ours/lz4-alone':>20}  target >= 0.80"
+    )
     print(hdr)
     print("-" * len(hdr))
     for b, r_pc, r_pcd, r_lz4pc, r_lz4 in ratios:

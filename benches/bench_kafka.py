@@ -39,13 +39,27 @@ CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 def build(codec: int, entries: int, records: int, rng: random.Random):
     batches, data = [], []
     for _ in range(entries):
-        b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
-                                      producer_epoch=-1, base_sequence=-1, batch_size=1 << 30)
+        b = DefaultRecordBatchBuilder(
+            magic=2,
+            compression_type=codec,
+            is_transactional=False,
+            producer_id=-1,
+            producer_epoch=-1,
+            base_sequence=-1,
+            batch_size=1 << 30,
+        )
         for i in range(records):
-            value = (f'{{"seq":{i},"user":"user-{rng.randrange(100000)}","amount":{rng.uniform(0, 500):.2f},'
-                     f'"region":"eu-west-1","tags":["web","promo"]}}').encode()
-            b.append(i, timestamp=1_700_000_000_000 + i, key=f"account-{rng.randrange(1000)}".encode(), value=value,
-                     headers=[("trace-id", rng.randbytes(8))])
+            value = (
+                f'{{"seq":{i},"user":"user-{rng.randrange(100000)}","amount":{rng.uniform(0, 500):.2f},'
+                f'"region":"eu-west-1","tags":["web","promo"]}}'
+            ).encode()
+            b.append(
+                i,
+                timestamp=1_700_000_000_000 + i,
+                key=f"account-{rng.randrange(1000)}".encode(),
+                value=value,
+                headers=[("trace-id", rng.randbytes(8))],
+            )
         batch = bytes(b.build())
         batches.append(batch)
         data.append(kafka.kop_entry([batch], publish_time=1_700_000_000_000))
@@ -80,8 +94,12 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, Python {platform.python_version()}")
-    print(f"corpus: {args.entries} KoP entries x {args.records} records per codec (kafka-python DefaultRecordBatchBuilder)")
+    print(
+        f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, Python {platform.python_version()}"
+    )
+    print(
+        f"corpus: {args.entries} KoP entries x {args.records} records per codec (kafka-python DefaultRecordBatchBuilder)"
+    )
     print(f"{'codec':<8} {'ours rec/s':>12} {'ours entries/s':>15} {'kafka-python rec/s':>19} {'speed-up':>9}")
     rng = random.Random(7)
     for name, codec in CODECS.items():
@@ -92,8 +110,10 @@ def main() -> None:
         assert kafka_python_read(batches) == total
         ours = timed(lambda: pe.decode(table), args.repeats)
         theirs = timed(lambda: kafka_python_read(batches), args.repeats)
-        print(f"{name:<8} {total / ours:>12,.0f} {args.entries / ours:>15,.0f} {total / theirs:>19,.0f} "
-              f"{theirs / ours:>8.1f}x")
+        print(
+            f"{name:<8} {total / ours:>12,.0f} {args.entries / ours:>15,.0f} {total / theirs:>19,.0f} "
+            f"{theirs / ours:>8.1f}x"
+        )
 
 
 if __name__ == "__main__":

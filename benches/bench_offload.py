@@ -85,10 +85,14 @@ def main() -> None:
             "copy floor (mmap + one copy)": timed(copy_floor, args.repeats),
         }
         sizes = (os.path.getsize(obj.data_path), os.path.getsize(parquet))
-    print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, "
-          f"Python {platform.python_version()}, pyarrow {pa.__version__}")
-    print(f"{args.entries} entries, {total / 1e6:.1f} MB of entry bytes; offload object {sizes[0] / 1e6:.1f} MB "
-          f"in {len(blocks)} blocks, Parquet {sizes[1] / 1e6:.1f} MB; median of {args.repeats}")
+    print(
+        f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, "
+        f"Python {platform.python_version()}, pyarrow {pa.__version__}"
+    )
+    print(
+        f"{args.entries} entries, {total / 1e6:.1f} MB of entry bytes; offload object {sizes[0] / 1e6:.1f} MB "
+        f"in {len(blocks)} blocks, Parquet {sizes[1] / 1e6:.1f} MB; median of {args.repeats}"
+    )
     base = results["parquet read_table"]
     print(f"{'reader':40} {'ms':>8} {'MB/s':>8} {'vs parquet':>11}")
     for name, t in results.items():

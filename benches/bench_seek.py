@@ -29,11 +29,13 @@ START = 1_700_000_000_000
 
 def topic(n: int) -> pa.Table:
     entry = pe.encode_entry([{"value": b'{"event":"click","user":42}'}], publish_time=START)
-    table = pa.table({
-        "ledger_id": pa.array([i // 50_000 for i in range(n)], pa.int64()),
-        "entry_id": pa.array([i % 50_000 for i in range(n)], pa.int64()),
-        "data": pa.array([entry] * n, pa.binary()),
-    })
+    table = pa.table(
+        {
+            "ledger_id": pa.array([i // 50_000 for i in range(n)], pa.int64()),
+            "entry_id": pa.array([i % 50_000 for i in range(n)], pa.int64()),
+            "data": pa.array([entry] * n, pa.binary()),
+        }
+    )
     return pe.stamp(table, timestamps=list(range(START, START + n)))
 
 
@@ -48,9 +50,13 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000,100000,1000000")
     ap.add_argument("--seeks", type=int, default=50)
     args = ap.parse_args()
-    print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, Python {platform.python_version()}")
-    print(f"{'entries':>9} {'log2 n':>7} {'by time':>10} {'read':>5} {'by offset':>10} {'read':>5} "
-          f"{'decode+search':>14} {'speed-up':>9}")
+    print(
+        f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, Python {platform.python_version()}"
+    )
+    print(
+        f"{'entries':>9} {'log2 n':>7} {'by time':>10} {'read':>5} {'by offset':>10} {'read':>5} "
+        f"{'decode+search':>14} {'speed-up':>9}"
+    )
     rng = random.Random(3)
     for n in (int(s) for s in args.sizes.split(",")):
         table = topic(n)
@@ -74,8 +80,10 @@ def main() -> None:
             assert decode_and_search(table, t) == t - START
             base.append(time.perf_counter() - s)
         bt, bo, bl = statistics.median(t_time), statistics.median(t_off), statistics.median(base)
-        print(f"{n:>9,} {math.log2(n):>7.1f} {bt * 1e6:>8.1f}us {max(r_time):>5} {bo * 1e6:>8.1f}us {max(r_off):>5} "
-              f"{bl * 1e3:>12.1f}ms {bl / bt:>8,.0f}x")
+        print(
+            f"{n:>9,} {math.log2(n):>7.1f} {bt * 1e6:>8.1f}us {max(r_time):>5} {bo * 1e6:>8.1f}us {max(r_off):>5} "
+            f"{bl * 1e3:>12.1f}ms {bl / bt:>8,.0f}x"
+        )
 
 
 if __name__ == "__main__":

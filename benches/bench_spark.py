@@ -80,7 +80,8 @@ def main() -> None:
     from pyspark.sql import SparkSession
 
     import pulsar_entries.spark as ps
-    from pulsar_entries.sample import generate_topic
+    from pulsar_entries._sample import generate_topic
+    from pulsar_entries.spark._arrow import spark_arrow_schema
 
     builder = (
         SparkSession.builder.master("local[2]")
@@ -138,7 +139,7 @@ def main() -> None:
 
         path = os.path.join(work, f"out-{TaskContext.get().partitionId()}.arrow")
         rows = 0
-        with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, ps._spark_arrow_schema(schema_arrow, False)) as w:
+        with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, spark_arrow_schema(schema_arrow, False)) as w:
             for batch in batches:
                 for part in ps.slices(batch):
                     for out in native.decode(part).to_batches():
@@ -155,8 +156,15 @@ def main() -> None:
 
     from pulsar_entries import _native
 
-    schema_arrow = _native.decode(pa.table({"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()),
-                                            "data": pa.array([], pa.binary())})).schema
+    schema_arrow = _native.decode(
+        pa.table(
+            {
+                "ledger_id": pa.array([], pa.int64()),
+                "entry_id": pa.array([], pa.int64()),
+                "data": pa.array([], pa.binary()),
+            }
+        )
+    ).schema
     schema = ps.message_schema()
     projection = ["ledger_id", "entry_id", "batch_index", "key", "value", "publish_time", "error"]
 
@@ -181,20 +189,29 @@ def main() -> None:
         t_cmp = timed(lambda: ps.compact(df).write.save(**NOOP), f"scale-compact-{k}", 1)
         py, heap = peak_memory(f"scale-decode-{k}")
         rows.append((k, n, t_dec, t_cmp, py, heap))
-        print(f"{k:>5}  {n:>7,}  {parts:>10}  {t_dec:>8.2f}  {t_dec / n * 1e6:>8.1f}  {t_cmp:>9.2f}  "
-              f"{t_cmp / n * 1e6:>8.1f}  {py:>11.0f} MiB  {heap:>9.0f} MiB", flush=True)
+        print(
+            f"{k:>5}  {n:>7,}  {parts:>10}  {t_dec:>8.2f}  {t_dec / n * 1e6:>8.1f}  {t_cmp:>9.2f}  "
+            f"{t_cmp / n * 1e6:>8.1f}  {py:>11.0f} MiB  {heap:>9.0f} MiB",
+            flush=True,
+        )
         shutil.rmtree(folder)
     if len(rows) >= 2:
         ns = [r[1] for r in rows]
         for name, col in (("decode", 2), ("compact", 3)):
             a, b, worst = fit(ns, [r[col] for r in rows])
-            print(f"{name}: fixed {a:.2f} s + {b * 1e6:.1f} µs per entry; largest residual {worst:.0%} of the measured time")
+            print(
+                f"{name}: fixed {a:.2f} s + {b * 1e6:.1f} µs per entry; largest residual {worst:.0%} of the measured time"
+            )
         pys = [r[4] for r in rows]
-        print(f"peak Python RSS {min(pys):.0f}-{max(pys):.0f} MiB (spread {max(pys) / min(pys):.2f}x); "
-              f"peak JVM heap {min(r[5] for r in rows):.0f}-{max(r[5] for r in rows):.0f} MiB")
+        print(
+            f"peak Python RSS {min(pys):.0f}-{max(pys):.0f} MiB (spread {max(pys) / min(pys):.2f}x); "
+            f"peak JVM heap {min(r[5] for r in rows):.0f}-{max(r[5] for r in rows):.0f} MiB"
+        )
     print("\n2. Overhead: cached entries in", args.partitions, "partitions, best of", args.repeat)
-    print("scale  entries   messages  input MB  identity s  decode s  decode/identity  "
-          "precomputed output s  that/identity  decode 7 columns s  that/identity  peak Python RSS  peak JVM heap")
+    print(
+        "scale  entries   messages  input MB  identity s  decode s  decode/identity  "
+        "precomputed output s  that/identity  decode 7 columns s  that/identity  peak Python RSS  peak JVM heap"
+    )
     overhead = []
     for k in scales:
         table = pa.concat_tables(scaled_entries(base, k))
@@ -217,8 +234,10 @@ def main() -> None:
         df.unpersist()
         for name in os.listdir(work):
             os.remove(os.path.join(work, name))
-    print("decode beyond the precomputed bound (the decoding itself), as a share of the identity pass: "
-          + ", ".join(f"{k}x {(d - p) / i:.2f}" for k, i, d, p in overhead))
+    print(
+        "decode beyond the precomputed bound (the decoding itself), as a share of the identity pass: "
+        + ", ".join(f"{k}x {(d - p) / i:.2f}" for k, i, d, p in overhead)
+    )
 
     shutil.rmtree(work, ignore_errors=True)
     spark.stop()

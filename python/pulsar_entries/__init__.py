@@ -9,35 +9,9 @@ data moves zero-copy.
 from __future__ import annotations
 
 from . import kafka, offload, processors, strategies
-from ._native import (
-    DEFAULT_MAX_UNCOMPRESSED_SIZE,
-    ChunkMessageId,
-    DataError,
-    EntryContext,
-    EntryFormatError,
-    InputSchemaError,
-    MessageId,
-    Position,
-    OffloadFormatError,
-    OptionsError,
-    OrderError,
-    PulsarEntriesError,
-    StorageError,
-    __version__,
-    decode,
-    encode_chunked,
-    encode_entry,
-    entry_metadata,
-    find_position_by_offset,
-    find_position_by_time,
-    parse_entry,
-    reassemble_chunks,
-    seek_position,
-    set_broker_entry_metadata,
-    stamp,
-    with_message_ids,
-)
-from .compaction import (
+from ._broker import find_position_by_time, stamp
+from ._cluster import read_topic
+from ._compaction import (
     Compactor,
     MessagePosition,
     compact,
@@ -46,9 +20,35 @@ from .compaction import (
     last_message_position,
     to_ledger_records,
 )
-from .entries import entries_table
+from ._entries import entries_table
+from ._native import (
+    DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    ChunkMessageId,
+    DataError,
+    EntryContext,
+    EntryFormatError,
+    InputSchemaError,
+    MessageId,
+    OffloadFormatError,
+    OptionsError,
+    OrderError,
+    Position,
+    PulsarEntriesError,
+    StorageError,
+    __version__,
+    decode,
+    encode_chunked,
+    encode_entry,
+    entry_metadata,
+    find_position_by_offset,
+    parse_entry,
+    reassemble_chunks,
+    seek_position,
+    set_broker_entry_metadata,
+    with_message_ids,
+)
+from ._table_view import TableView
 from .message_ids import message_ids, seek
-from .table_view import TableView
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
@@ -60,13 +60,13 @@ __all__ = [
     "InputSchemaError",
     "MessageId",
     "MessagePosition",
-    "Position",
-    "TableView",
     "OffloadFormatError",
     "OptionsError",
     "OrderError",
+    "Position",
     "PulsarEntriesError",
     "StorageError",
+    "TableView",
     "__version__",
     "compact",
     "decode",
@@ -84,6 +84,7 @@ __all__ = [
     "offload",
     "parse_entry",
     "processors",
+    "read_topic",
     "reassemble_chunks",
     "seek",
     "seek_position",

@@ -32,10 +32,10 @@ ROLE_COLUMN = "_role"
 STATUSES = ("complete", "incomplete", "expired", "evicted", "duplicate")
 
 __all__ = [
-    "PartitionReassembler",
     "ROLE_COLUMN",
     "STATUSES",
     "WATERMARK_COLUMN",
+    "PartitionReassembler",
     "finish_leftovers",
     "reassemble_chunks",
     "reassemble_partition",

@@ -10,9 +10,10 @@ them with the built-in ``KAFKA`` processor.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, cast
 
 from ._native import encode_kafka_batch, encode_kafka_control_batch, encode_kop_entry
+from ._times import as_utc
 
 if TYPE_CHECKING:
     from ._native import KafkaRecordDict
@@ -26,16 +27,17 @@ def record_batch(
     *,
     base_offset: int = 0,
     compression: str = "none",
-    base_timestamp: Optional[int] = None,
+    base_timestamp: int | None = None,
     log_append_time: bool = False,
     transactional: bool = False,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
 ) -> bytes:
-    """One Kafka RecordBatch v2 (magic 2), compressed as Kafka frames each codec."""
+    """One Kafka RecordBatch v2 (magic 2), compressed as Kafka frames each codec.
+    A record's ``timestamp`` is ms since the epoch or a datetime (naive: UTC)."""
     return encode_kafka_batch(
-        records,
+        [_utc_timestamp(r) for r in records],
         base_offset=base_offset,
         compression=compression,
         base_timestamp=base_timestamp,
@@ -53,7 +55,7 @@ def control_batch(
     producer_id: int,
     producer_epoch: int = 0,
     base_offset: int = 0,
-    timestamp: Optional[int] = None,
+    timestamp: int | None = None,
 ) -> bytes:
     """An end-transaction marker batch: COMMIT (``commit=True``) or ABORT."""
     return encode_kafka_control_batch(
@@ -61,9 +63,19 @@ def control_batch(
     )
 
 
-def kop_entry(batches: Sequence[bytes], *, publish_time: Optional[int] = None) -> bytes:
+def kop_entry(batches: Sequence[bytes], *, publish_time: int | None = None) -> bytes:
     """A stored entry holding ``batches`` as KoP's ``kafka`` entry format writes it."""
     return encode_kop_entry(list(batches), publish_time=publish_time)
+
+
+def _utc_timestamp(record: KafkaRecordDict) -> KafkaRecordDict:
+    """The record with a naive datetime timestamp read as UTC, the package's one rule."""
+    t = record.get("timestamp")
+    if t is None or as_utc(t) is t:
+        return record
+    utc = dict(record)
+    utc["timestamp"] = as_utc(t)
+    return cast("KafkaRecordDict", utc)
 
 
 __all__ = ["CODECS", "control_batch", "kop_entry", "record_batch"]

@@ -58,7 +58,9 @@ def seek(table: pa.Table, message_id: AnyMessageId, *, inclusive: bool = True) -
     if message_id.batch_index >= 0:
         if "batch_index" in table.column_names:
             index = pc.fill_null(table["batch_index"], -1)
-            before = pc.less(index, message_id.batch_index) if inclusive else pc.less_equal(index, message_id.batch_index)
+            before = (
+                pc.less(index, message_id.batch_index) if inclusive else pc.less_equal(index, message_id.batch_index)
+            )
             mask = pc.and_(mask, pc.invert(pc.and_(in_own_entry, before)))
         # On an entry table the batch entry stays: the consumer skips within it.
     elif not inclusive:

@@ -22,7 +22,7 @@ import os
 import time
 import uuid as uuid_module
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,19 +62,19 @@ class OffloadedObject(NamedTuple):
     """One offloaded data object and its index (``None`` when absent)."""
 
     data_path: str
-    index_path: Optional[str]
+    index_path: str | None
     #: ``None`` for streaming objects, which can hold several ledgers.
-    ledger_id: Optional[int]
+    ledger_id: int | None
     uuid: str
 
 
 class OffloadBlock(NamedTuple):
     """One data block as the index places it; ``offset``/``length`` fetch it alone."""
 
-    ledger_id: Optional[int]
+    ledger_id: int | None
     first_entry_id: int
     #: The next block's first entry − 1, or the ledger's last entry (``None`` if unknown).
-    last_entry_id: Optional[int]
+    last_entry_id: int | None
     part_id: int
     offset: int
     length: int
@@ -90,7 +90,7 @@ def _binary(obj: BytesLike) -> pa.Array:
     return pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, buf])
 
 
-def _filesystem(path: PathLike, filesystem: Optional[pafs.FileSystem]) -> tuple[pafs.FileSystem, str]:
+def _filesystem(path: PathLike, filesystem: pafs.FileSystem | None) -> tuple[pafs.FileSystem, str]:
     path = os.fspath(path)
     if filesystem is not None:
         return filesystem, path
@@ -130,13 +130,13 @@ def _basename(path: str) -> str:
 # ------------------------------------------------------------------------------------ discover
 
 
-def _object_name(uuid: str, ledger_id: Optional[int], index: bool) -> str:
+def _object_name(uuid: str, ledger_id: int | None, index: bool) -> str:
     name = uuid if ledger_id is None else f"{uuid}-ledger-{ledger_id}"
     return f"{name}-index" if index else name
 
 
 def discover(
-    path: PathLike, *, filesystem: Optional[pafs.FileSystem] = None, recursive: bool = False
+    path: PathLike, *, filesystem: pafs.FileSystem | None = None, recursive: bool = False
 ) -> list[OffloadedObject]:
     """Finds offload objects in a directory (bucket prefix), or names the one at ``path``.
 
@@ -172,7 +172,7 @@ def discover(
                 located(data), located(index) if _exists(fs, index) else None, parsed["ledger_id"], parsed["uuid"]
             )
         ]
-    found: dict[tuple[str, str, Optional[int]], dict[str, str]] = {}
+    found: dict[tuple[str, str, int | None], dict[str, str]] = {}
     for f in fs.get_file_info(pafs.FileSelector(root, recursive=recursive)):
         if f.type != pafs.FileType.File:
             continue
@@ -193,8 +193,8 @@ def discover(
 
 
 def _index_bytes(
-    index: Union[PathLike, BytesLike], filesystem: Optional[pafs.FileSystem]
-) -> tuple[pa.Buffer | BytesLike, Optional[int]]:
+    index: PathLike | BytesLike, filesystem: pafs.FileSystem | None
+) -> tuple[pa.Buffer | BytesLike, int | None]:
     """Index bytes, and the ledger id its name gives (a v1 index does not store it)."""
     if isinstance(index, (bytes, bytearray, memoryview, pa.Buffer)):
         return index, None
@@ -204,10 +204,10 @@ def _index_bytes(
 
 
 def read_offload_index(
-    index: Union[PathLike, BytesLike],
+    index: PathLike | BytesLike,
     *,
-    ledger_id: Optional[int] = None,
-    filesystem: Optional[pafs.FileSystem] = None,
+    ledger_id: int | None = None,
+    filesystem: pafs.FileSystem | None = None,
 ) -> dict[str, Any]:
     """An index object's fields: ``version`` (1 or 2), ``data_object_length``,
     ``data_header_length``, ``index_block_length`` and ``ledgers``, each with ``ledger_id``,
@@ -222,10 +222,10 @@ def read_offload_index(
 
 
 def list_blocks(
-    index: Union[PathLike, BytesLike],
+    index: PathLike | BytesLike,
     *,
-    ledger_id: Optional[int] = None,
-    filesystem: Optional[pafs.FileSystem] = None,
+    ledger_id: int | None = None,
+    filesystem: pafs.FileSystem | None = None,
 ) -> list[OffloadBlock]:
     """Every data block the index lists, in data-object order, with the byte range that fetches
     it and the entries it should hold. A v1 index's ledger id comes from ``ledger_id`` or the
@@ -253,7 +253,7 @@ def split_blocks(blocks: Sequence[OffloadBlock], target_bytes: int = 128 * 1024 
 # --------------------------------------------------------------------------------------- read
 
 
-def _ranges(blocks: Sequence[OffloadBlock], ledger_id: Optional[int], first: int, last: int) -> list[tuple[int, int, int]]:
+def _ranges(blocks: Sequence[OffloadBlock], ledger_id: int | None, first: int, last: int) -> list[tuple[int, int, int]]:
     out = []
     for b in blocks:
         ledger = b.ledger_id if b.ledger_id is not None else ledger_id
@@ -268,9 +268,9 @@ def read_blocks(
     data: BytesLike,
     blocks: Sequence[OffloadBlock],
     *,
-    ledger_id: Optional[int] = None,
-    first_entry: Optional[int] = None,
-    last_entry: Optional[int] = None,
+    ledger_id: int | None = None,
+    first_entry: int | None = None,
+    last_entry: int | None = None,
 ) -> pa.Table:
     """Reads consecutive blocks from their bytes: ``data`` is the data object's byte range
     ``[blocks[0].offset, blocks[-1].offset + blocks[-1].length)``, fetched by the caller from any
@@ -290,12 +290,12 @@ def read_blocks(
 
 def read_offloaded_ledger(
     data_path: PathLike,
-    index_path: Optional[PathLike] = None,
+    index_path: PathLike | None = None,
     *,
-    filesystem: Optional[pafs.FileSystem] = None,
-    ledger_id: Optional[int] = None,
-    first_entry: Optional[int] = None,
-    last_entry: Optional[int] = None,
+    filesystem: pafs.FileSystem | None = None,
+    ledger_id: int | None = None,
+    first_entry: int | None = None,
+    last_entry: int | None = None,
 ) -> pa.Table:
     """The entries of an offloaded ledger: columns ``ledger_id``, ``entry_id``, ``data`` and
     ``error`` (null when the row is a clean entry).
@@ -308,7 +308,7 @@ def read_offloaded_ledger(
     """
     fs, path = _filesystem(data_path, filesystem)
     name = _native.parse_offload_name(_basename(path))
-    index_location: Optional[tuple[pafs.FileSystem, str]] = None
+    index_location: tuple[pafs.FileSystem, str] | None = None
     if index_path is not None:
         index_location = _filesystem(index_path, filesystem)
     elif name is not None:
@@ -351,7 +351,11 @@ def read_offloaded_ledger(
     for run in split_blocks(wanted, target_bytes=_MAX_ENTRY_ID):
         start = run[0].offset
         end = run[-1].offset + run[-1].length
-        tables.append(read_blocks(_read_range(fs, path, start, end - start), run, ledger_id=ledger_id, first_entry=first, last_entry=last))
+        tables.append(
+            read_blocks(
+                _read_range(fs, path, start, end - start), run, ledger_id=ledger_id, first_entry=first, last_entry=last
+            )
+        )
     if not tables:
         return read_blocks(b"", [])
     return pa.concat_tables(tables)
@@ -364,13 +368,13 @@ def write_offloaded_ledger(
     entries: Any,
     directory: PathLike,
     *,
-    ledger_id: Optional[int] = None,
-    uuid: Optional[str] = None,
-    block_size: Optional[int] = None,
+    ledger_id: int | None = None,
+    uuid: str | None = None,
+    block_size: int | None = None,
     index_version: int = 1,
-    ctime: Optional[int] = None,
+    ctime: int | None = None,
     managed_ledger_name: str = DEFAULT_MANAGED_LEDGER,
-    ensemble: Optional[Sequence[str]] = None,
+    ensemble: Sequence[str] | None = None,
 ) -> OffloadedObject:
     """Writes entries as Pulsar's offloader would, into ``directory`` (local).
 
@@ -446,9 +450,7 @@ def _as_table(entries: Any) -> pa.Table:
     return pa.table(entries)
 
 
-def write_offloaded_ledgers(
-    entries: Any, directory: PathLike, **options: Any
-) -> list[OffloadedObject]:
+def write_offloaded_ledgers(entries: Any, directory: PathLike, **options: Any) -> list[OffloadedObject]:
     """Writes one ledger-based object per ledger in ``entries`` (each with its own UUID, as
     Pulsar gives every ledger offload its own), with the options of
     :func:`write_offloaded_ledger`."""

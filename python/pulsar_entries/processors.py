@@ -22,7 +22,7 @@ Processors are picklable when their class is (built-ins always are), so a Spark
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Optional, Protocol, Tuple, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ._native import BuiltinProcessor, EntryContext
 
@@ -34,7 +34,7 @@ KAFKA = BuiltinProcessor("kafka")
 #: Pulsar's own format: batch records, or the whole payload as one message.
 PULSAR = BuiltinProcessor("pulsar")
 #: What ``decode`` uses when ``processors`` is not given.
-DEFAULT: Tuple[BuiltinProcessor, BuiltinProcessor] = (KAFKA, PULSAR)
+DEFAULT: tuple[BuiltinProcessor, BuiltinProcessor] = (KAFKA, PULSAR)
 
 
 @runtime_checkable
@@ -51,7 +51,7 @@ class Processor:
     """
 
     name: str = ""
-    entry_property: Optional[Tuple[str, Optional[str]]] = None
+    entry_property: tuple[str, str | None] | None = None
 
     def __init__(self) -> None:
         if not self.name:

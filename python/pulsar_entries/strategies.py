@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, Union, runtime_checkable
 
 from . import _native
 
@@ -79,7 +79,7 @@ def value_format(spec: FormatSpec) -> ValueFormat:
 class CompactionStrategy(Protocol):
     """What a compaction strategy provides (the other hooks are optional)."""
 
-    def should_keep_left(self, prev: Optional[Any], cur: Optional[Any]) -> bool: ...
+    def should_keep_left(self, prev: Any | None, cur: Any | None) -> bool: ...
 
 
 class _Builtin:
@@ -88,7 +88,7 @@ class _Builtin:
     value_format: FormatSpec = "bytes"
     _native: Any
 
-    def should_keep_left(self, prev: Optional[Any], cur: Optional[Any]) -> bool:
+    def should_keep_left(self, prev: Any | None, cur: Any | None) -> bool:
         fmt = value_format(self.value_format)
         raw = lambda v: None if v is None else (bytes(v) if isinstance(v, (bytes, bytearray)) else fmt.encode(v))  # noqa: E731
         return bool(self._native.should_keep_left(raw(prev), raw(cur)))
@@ -131,11 +131,11 @@ class VersionedState(_Builtin):
 
     def __init__(
         self,
-        transitions: Optional[Mapping[str, Collection[str]]] = None,
+        transitions: Mapping[str, Collection[str]] | None = None,
         *,
         initial_state: str = "Init",
         allow_version_gaps: bool = True,
-        first_version: Optional[int] = None,
+        first_version: int | None = None,
     ) -> None:
         table = None if transitions is None else {k: list(v) for k, v in transitions.items()}
         self._native = _native.NativeStrategy.versioned_state(table, initial_state, allow_version_gaps, first_version)
@@ -146,7 +146,9 @@ class _Adapter:
 
     def __init__(self, strategy: Any) -> None:
         if not callable(getattr(strategy, "should_keep_left", None)):
-            raise TypeError(f"{type(strategy).__name__} is not a compaction strategy: it has no should_keep_left(prev, cur)")
+            raise TypeError(
+                f"{type(strategy).__name__} is not a compaction strategy: it has no should_keep_left(prev, cur)"
+            )
         self.strategy = strategy
         self.format = value_format(getattr(strategy, "value_format", None))
         enabled = getattr(strategy, "is_merge_enabled", None)
@@ -154,7 +156,7 @@ class _Adapter:
         if self.merge_enabled and not callable(getattr(strategy, "merge", None)):
             raise TypeError(f"{type(strategy).__name__}.is_merge_enabled() is true but it has no merge(prev, cur)")
 
-    def decode(self, raw: Optional[bytes]) -> Any:
+    def decode(self, raw: bytes | None) -> Any:
         if raw is None:
             return None
         try:
@@ -162,7 +164,7 @@ class _Adapter:
         except Exception as e:
             raise ValueError(f"a value could not be decoded as {self.format.name}: {e}") from e
 
-    def keep_left_raw(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool:
+    def keep_left_raw(self, prev: bytes | None, cur: bytes | None) -> bool:
         return bool(self.strategy.should_keep_left(self.decode(prev), self.decode(cur)))
 
     def merge_raw(self, prev: bytes, cur: bytes) -> bytes:

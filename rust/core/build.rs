@@ -7,6 +7,7 @@ fn main() {
     let protos = [
         proto_dir.join("pulsar_entries.proto"),
         proto_dir.join("offload.proto"),
+        proto_dir.join("bookkeeper.proto"),
     ];
     for proto in &protos {
         println!("cargo:rerun-if-changed={}", proto.display());

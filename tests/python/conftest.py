@@ -1,7 +1,30 @@
-import pyarrow as pa
 import pytest
 
 import pulsar_entries as pe
+
+
+def pytest_collection_modifyitems(items):
+    """A test that asks for the Spark session must carry the ``spark`` marker,
+    so that ``-m "not spark"`` never starts Spark."""
+    unmarked = [i.nodeid for i in items if "spark" in i.fixturenames and i.get_closest_marker("spark") is None]
+    if unmarked:
+        raise pytest.UsageError(f"tests using the spark fixture lack @pytest.mark.spark: {unmarked}")
+
+
+@pytest.fixture
+def far_from_utc(monkeypatch):
+    """The process's local time zone set to UTC+05:30, so that a naive datetime
+    read as local time would be off by hours; restored afterwards."""
+    import datetime as dt
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    naive = dt.datetime(2024, 5, 1, 12, 0)
+    assert naive.timestamp() != naive.replace(tzinfo=dt.timezone.utc).timestamp(), "TZ did not take effect"
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture
@@ -12,14 +35,6 @@ def table_of():
         return pe.entries_table(list(data), **kw)
 
     return build
-
-
-def int_times(table: pa.Table) -> pa.Table:
-    """The decode output with timestamp columns as int64 milliseconds."""
-    cols = []
-    for field, col in zip(table.schema, table.columns):
-        cols.append(col.cast(pa.int64()) if pa.types.is_timestamp(field.type) else col)
-    return pa.table(cols, names=table.column_names)
 
 
 @pytest.fixture(scope="session")
@@ -43,27 +58,3 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
-
-
-def spark_entries(spark, table: pa.Table, partitions: int = 3):
-    """An entry DataFrame with the table's rows spread over ``partitions``."""
-    return spark.createDataFrame(table.to_pandas()).repartition(partitions, "entry_id")
-
-
-def spark_units(table: pa.Table) -> pa.Table:
-    """The table with timestamps as int64 microseconds (Spark's unit) and regular var types."""
-    cols = []
-    for field, col in zip(table.schema, table.columns):
-        if pa.types.is_timestamp(field.type):
-            col = col.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
-        elif pa.types.is_large_binary(field.type):
-            col = col.cast(pa.binary())
-        elif pa.types.is_large_string(field.type):
-            col = col.cast(pa.string())
-        cols.append(col)
-    return pa.table(cols, names=table.column_names)
-
-
-def sorted_rows(table: pa.Table, keys=("ledger_id", "entry_id", "batch_index")) -> list[dict]:
-    """Rows in a canonical order, in Spark's units."""
-    return spark_units(table).sort_by([(k, "ascending") for k in keys]).to_pylist()

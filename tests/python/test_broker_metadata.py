@@ -23,23 +23,29 @@ PROPS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCh
 
 
 def entry(n: int, *, publish_time: int, batch: bool | None = None, **kw) -> bytes:
-    return pe.encode_entry([{"value": f"m{i}".encode()} for i in range(n)], batch=batch, publish_time=publish_time, **kw)
+    return pe.encode_entry(
+        [{"value": f"m{i}".encode()} for i in range(n)], batch=batch, publish_time=publish_time, **kw
+    )
 
 
 def without_prefix(data: bytes) -> bytes:
     if data[:2] != b"\x0e\x02":
         return data
-    return data[6 + int.from_bytes(data[2:6], "big"):]
+    return data[6 + int.from_bytes(data[2:6], "big") :]
 
 
 # --------------------------------------------------------------------------- stamp
+
 
 def test_stamp_index_is_the_offset_of_each_entrys_last_message():
     table = pe.entries_table([entry(3, publish_time=1), entry(1, publish_time=2), entry(5, publish_time=3)])
     out = pe.stamp(table, timestamps=[10, 20, 30])
     metas = [pe.parse_entry(d)["broker_entry_metadata"] for d in out["data"].to_pylist()]
-    assert metas == [{"broker_timestamp": 10, "index": 2}, {"broker_timestamp": 20, "index": 3},
-                     {"broker_timestamp": 30, "index": 8}]
+    assert metas == [
+        {"broker_timestamp": 10, "index": 2},
+        {"broker_timestamp": 20, "index": 3},
+        {"broker_timestamp": 30, "index": 8},
+    ]
     # The checksummed part is carried over byte for byte, and still verifies.
     assert [without_prefix(d) for d in out["data"].to_pylist()] == table["data"].to_pylist()
     assert pe.decode(out)["error"].null_count == 9
@@ -54,12 +60,16 @@ def test_stamp_options_clock_and_restamping():
     after = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
     assert before <= clock["broker_timestamp"] <= after and clock["index"] == 1
     only_index = pe.stamp(pe.stamp(table, timestamps=5), start_index=99, timestamp=False)
-    assert pe.parse_entry(only_index["data"][0].as_py())["broker_entry_metadata"] == {"broker_timestamp": None,
-                                                                                        "index": 101}
+    assert pe.parse_entry(only_index["data"][0].as_py())["broker_entry_metadata"] == {
+        "broker_timestamp": None,
+        "index": 101,
+    }
     when = dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)
     only_time = pe.stamp(table, timestamps=when, index=False)
     assert pe.parse_entry(only_time["data"][0].as_py())["broker_entry_metadata"] == {
-        "broker_timestamp": int(when.timestamp() * 1000), "index": None}
+        "broker_timestamp": int(when.timestamp() * 1000),
+        "index": None,
+    }
     with pytest.raises(ValueError, match="start_index must be >= -1"):
         pe.stamp(table, start_index=-2)
     with pytest.raises(ValueError, match="1 entries but 2 timestamps"):
@@ -88,8 +98,14 @@ def topics(draw):
     for _ in range(n):
         broker += draw(st.integers(0, 50))  # the broker's clock never goes back
         skew = draw(st.integers(-60_000, 60_000))  # producers' clocks disagree with it
-        rows.append({"n": draw(st.integers(1, 6)), "broker": broker, "publish": max(0, broker + skew),
-                     "stamped": draw(st.booleans())})
+        rows.append(
+            {
+                "n": draw(st.integers(1, 6)),
+                "broker": broker,
+                "publish": max(0, broker + skew),
+                "stamped": draw(st.booleans()),
+            }
+        )
     return rows
 
 
@@ -124,8 +140,10 @@ def linear_seek_by_time(rows_time, t):
 
 
 def entry_times(rows, table):
-    return [r["broker"] if pe.parse_entry(d)["broker_entry_metadata"] else r["publish"]
-            for r, d in zip(rows, table["data"].to_pylist())]
+    return [
+        r["broker"] if pe.parse_entry(d)["broker_entry_metadata"] else r["publish"]
+        for r, d in zip(rows, table["data"].to_pylist())
+    ]
 
 
 @PROPS
@@ -156,8 +174,11 @@ def test_seek_by_time_lands_on_a_boundary_whatever_the_clocks(rows, t):
     times = entry_times(rows, table)
     pos = pe.find_position_by_time(table, t)
     r = pos.row
-    assert r == 0 and not times[0] < t or r == len(times) and times[-1] < t or 0 < r < len(times) and (
-        times[r - 1] < t <= times[r])
+    assert (
+        (r == 0 and not times[0] < t)
+        or (r == len(times) and times[-1] < t)
+        or (0 < r < len(times) and (times[r - 1] < t <= times[r]))
+    )
 
 
 @PROPS
@@ -181,7 +202,8 @@ def test_seek_by_offset_matches_a_linear_scan(rows, data):
             decoded = pe.decode(table)
             hit = decoded.filter(pa.compute.equal(decoded["offset"], offset)).to_pylist()
             assert [(h["entry_id"], h["batch_index"] if h["batch_index"] >= 0 else 0) for h in hit] == [
-                (expected_row, pos.batch_index)]
+                (expected_row, pos.batch_index)
+            ]
     else:
         assert pos.batch_index is None
 
@@ -197,8 +219,10 @@ def test_seek_reads_logarithmically_many_entries():
 
 
 def test_seek_edge_cases():
-    table = pe.stamp(pe.entries_table([entry(2, publish_time=0)] * 3, ledger_id=[5, 5, 6], entry_ids=[8, 9, 0]),
-                     timestamps=[100, 200, 300])
+    table = pe.stamp(
+        pe.entries_table([entry(2, publish_time=0)] * 3, ledger_id=[5, 5, 6], entry_ids=[8, 9, 0]),
+        timestamps=[100, 200, 300],
+    )
     assert (pe.find_position_by_time(table, 100).row, pe.find_position_by_time(table, 101).row) == (0, 1)
     end = pe.find_position_by_time(table, dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc))
     assert (end.row, end.ledger_id, end.entry_id) == (3, 6, 1)

@@ -65,9 +65,7 @@ def assert_accounted(entries: list[bytes], out: pa.Table) -> None:
     chunk_in = sorted(
         (r["ledger_id"], r["entry_id"]) for r in decoded.to_pylist() if r["uuid"] is not None and r["error"] is None
     )
-    chunk_out = sorted(
-        (l, e) for r in chunk_rows(out) for l, e in zip(r["chunk_ledger_ids"], r["chunk_entry_ids"])
-    )
+    chunk_out = sorted((l, e) for r in chunk_rows(out) for l, e in zip(r["chunk_ledger_ids"], r["chunk_entry_ids"]))
     assert chunk_in == chunk_out
     assert sum(1 for r in out.to_pylist() if r["status"] is None) == decoded.num_rows - len(chunk_in)
 
@@ -109,7 +107,7 @@ def test_small_payload_is_one_ordinary_entry():
 
 
 def test_output_schema_and_pass_through():
-    entries = [plain(b"a")] + chunked(payload(5_000, 2), codec="zstd", chunk_size=800) + [plain(b"b")]
+    entries = [plain(b"a"), *chunked(payload(5000, 2), codec="zstd", chunk_size=800), plain(b"b")]
     decoded = pe.decode(topic_table(entries))
     out = pe.reassemble_chunks(decoded)
     assert out.schema.names == decoded.schema.names + list(ADDED)
@@ -134,10 +132,15 @@ def test_imperfect_input_rules():
     c = chunked(v, seq=1, chunk_size=1_000)  # 4 chunks
     w = chunked(payload(3_000, 4), seq=2, chunk_size=1_000)  # 3 chunks
     entries = [
-        c[0], c[1], c[2], c[1],  # duplicate chunk 1
+        c[0],
+        c[1],
+        c[2],
+        c[1],  # duplicate chunk 1
         c[3],  # complete
-        w[1], w[2],  # w without chunk 0: incomplete
-        c[0], c[1],  # c restarted, never finished: incomplete at the end
+        w[1],
+        w[2],  # w without chunk 0: incomplete
+        c[0],
+        c[1],  # c restarted, never finished: incomplete at the end
     ]
     out = run(entries)
     assert_accounted(entries, out)
@@ -183,7 +186,9 @@ def test_bad_arguments_and_inputs():
     with pytest.raises(ValueError, match="no `uuid` column"):
         pe.reassemble_chunks(decoded.drop_columns(["uuid"]))
     # Readers and large_binary values (e.g. after a Parquet round trip) work too.
-    large = decoded.cast(decoded.schema.set(decoded.schema.get_field_index("value"), pa.field("value", pa.large_binary())))
+    large = decoded.cast(
+        decoded.schema.set(decoded.schema.get_field_index("value"), pa.field("value", pa.large_binary()))
+    )
     out = pe.reassemble_chunks(pa.RecordBatchReader.from_batches(large.schema, large.to_batches()))
     assert out.schema.field("value").type == pa.large_binary()
     assert chunk_rows(out)[0]["value"] == payload(3_000, 6)
@@ -223,7 +228,7 @@ def topics(draw):
         n = len(c)
         if shape == "duplicate":
             at = draw(st.integers(1, n - 1))
-            c = c[: at + 1] + [c[draw(st.integers(1, at))]] + c[at + 1 :]
+            c = [*c[: at + 1], c[draw(st.integers(1, at))], *c[at + 1 :]]
         elif shape == "restart":
             c = c[: draw(st.integers(1, n - 1))] + c
         elif shape == "missing":
@@ -289,7 +294,7 @@ def test_partitioned_pass_equals_in_process(case, cuts, expire):
     assert all(set(left.column_names) >= {pchunks.WATERMARK_COLUMN, pchunks.ROLE_COLUMN} for left in leftovers)
     finals = {} if seed is None else {-1: seed}
     finished = pchunks.finish_leftovers(pa.concat_tables(leftovers), final_watermarks=finals, **opts)
-    together = pa.concat_tables(done + [finished])
+    together = pa.concat_tables([*done, finished])
     assert together.schema == whole.schema
     assert _canonical(together) == _canonical(whole)
 

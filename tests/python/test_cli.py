@@ -4,14 +4,14 @@ import subprocess
 import sys
 
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401
+import pyarrow.compute
 import pyarrow.parquet as pq
 import pytest
 
 import pulsar_entries as pe
+from pulsar_entries._sample import generate_topic
 from pulsar_entries.cli import main
-from pulsar_entries.report import render_html, stats_from_arrow
-from pulsar_entries.sample import generate_topic
+from pulsar_entries.cli._report import render_html, stats_from_arrow
 
 
 def test_sample_topic_reconciles_with_decode():
@@ -27,8 +27,10 @@ def test_sample_topic_reconciles_with_decode():
     assert good["broker_index"].null_count == 0  # every entry was stamped
     # A KoP entry with a flipped byte fails its Kafka batch CRC after its metadata
     # was read, so its error row keeps the entry columns; a Pulsar one fails first.
-    kinds = sorted("kafka batch crc" if "crc32c mismatch" in e and e.startswith("Kafka") else e.split(":")[0]
-                   for e in errors["error"].to_pylist())
+    kinds = sorted(
+        "kafka batch crc" if "crc32c mismatch" in e and e.startswith("Kafka") else e.split(":")[0]
+        for e in errors["error"].to_pylist()
+    )
     assert kinds == ["checksum mismatch", "checksum mismatch", "kafka batch crc"]
     kafka_rows = good.filter(pa.compute.equal(good["processor"], "kafka"))
     kafka_errors = [r["num_messages"] for r in errors.to_pylist() if r["error"].startswith("Kafka")]
@@ -50,9 +52,20 @@ def test_sample_topic_reconciles_with_decode():
     assert generate_topic(300, seed=3).entries.equals(topic.entries)  # deterministic
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
-    # The spark fixture starts the shared session first; the CLI then reuses it.
+#: Both engines, for tests whose Spark run takes tens of seconds.
+SLOW_ON_SPARK = ["local", pytest.param("spark", marks=[pytest.mark.spark, pytest.mark.slow])]
+
+
+@pytest.fixture(params=["local", pytest.param("spark", marks=pytest.mark.spark)])
+def engine(request):
+    """Each CLI engine; for Spark, the shared session starts first and the CLI reuses it."""
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    return request.param
+
+
+@pytest.mark.parametrize("engine", SLOW_ON_SPARK, indirect=True)
+def test_demo_runs_end_to_end(tmp_path, capsys, engine):
     assert main(["--engine", engine, "--quiet", "demo", "--dir", str(tmp_path), "--entries", "200"]) == 0
     out = capsys.readouterr().out
     assert "reconciled:" in out and "checksum mismatch" in out and "codecs (entries)" in out
@@ -73,11 +86,13 @@ def test_demo_runs_end_to_end(tmp_path, capsys, engine, spark):
     view = pe.TableView.from_entries(want)
     assert f"compacted view: {len(view):,} keys" in out
     position = pe.last_message_position(want)
-    assert f"{position.ledger_id}:{position.entry_id}:{position.batch_index}" in out.split("== last message position")[1]
+    assert (
+        f"{position.ledger_id}:{position.entry_id}:{position.batch_index}" in out.split("== last message position")[1]
+    )
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_compact_and_last_id(tmp_path, capsys, engine, spark):
+@pytest.mark.parametrize("engine", SLOW_ON_SPARK, indirect=True)
+def test_compact_and_last_id(tmp_path, capsys, engine):
     topic = generate_topic(120, seed=5)
     (tmp_path / "topic").mkdir()
     pq.write_table(topic.entries.slice(0, 60), tmp_path / "topic" / "a.parquet")
@@ -92,9 +107,10 @@ def test_compact_and_last_id(tmp_path, capsys, engine, spark):
     records = pq.read_table(out / "ledger-records").sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
     assert records.select(["ledger_id", "entry_id", "record"]).equals(pe.to_ledger_records(want))
     view = pq.read_table(out / "view")
-    assert view.select(["key", "value"]).to_pylist() == pe.TableView.from_entries(want).to_arrow().select(
-        ["key", "value"]
-    ).to_pylist()
+    assert (
+        view.select(["key", "value"]).to_pylist()
+        == pe.TableView.from_entries(want).to_arrow().select(["key", "value"]).to_pylist()
+    )
     assert main(["--engine", engine, "last-id", str(out / "compacted")]) == 0
     expected = pe.last_message_position(want)
     assert capsys.readouterr().out.startswith(f"{expected.ledger_id}:{expected.entry_id}:{expected.batch_index} ")
@@ -115,8 +131,7 @@ def test_compact_and_last_id(tmp_path, capsys, engine, spark):
     assert main(["last-id", str(out), "--horizon", "oops"]) == 1
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_seek(tmp_path, capsys, engine, spark):
+def test_seek(tmp_path, capsys, engine):
     topic = generate_topic(150, seed=2)
     assert main(["generate", str(tmp_path / "topic"), "--entries", "150", "--seed", "2"]) == 0
     capsys.readouterr()
@@ -137,15 +152,18 @@ def test_seek(tmp_path, capsys, engine, spark):
 def test_generate_writes_parquet_and_offload_objects(tmp_path, capsys):
     assert main(["generate", str(tmp_path / "t"), "--entries", "120"]) == 0
     topic = generate_topic(120)
-    from pulsar_entries.datasource import list_inputs, read_file
+    from pulsar_entries._inputs import list_inputs, read_file
 
     for source, kind in (("entries", "parquet"), ("offload", "offload")):
         inputs = list_inputs(str(tmp_path / "t" / source))
         assert {i[1] for i in inputs} == {kind} and len(inputs) == len(set(topic.entries["ledger_id"].to_pylist()))
         read = pa.Table.from_batches([b for i in inputs for b in read_file(*i)])
-        assert read.select(["ledger_id", "entry_id", "data"]).equals(topic.entries.select(["ledger_id", "entry_id", "data"]))
+        assert read.select(["ledger_id", "entry_id", "data"]).equals(
+            topic.entries.select(["ledger_id", "entry_id", "data"])
+        )
 
 
+@pytest.mark.spark
 def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
     assert main(["generate", str(tmp_path / "topic"), "--entries", "150"]) == 0
     assert main(["--engine", "local", "inspect", str(tmp_path / "topic" / "entries")]) == 0
@@ -154,12 +172,21 @@ def test_spark_and_local_stats_agree(tmp_path, capsys, spark):
     assert main(["--engine", "spark", "inspect", offload, "--html", str(tmp_path / "r.html")]) == 0
     on_spark = capsys.readouterr().out
     # Exact figures agree; quantile lines are approximate on Spark, so compare the exact ones.
-    exact = ("entries ", "messages decoded", "entries with error", "codecs", "distinct keys", "publish_time", "broker index")
+    exact = (
+        "entries ",
+        "messages decoded",
+        "entries with error",
+        "codecs",
+        "distinct keys",
+        "publish_time",
+        "broker index",
+    )
     pick = lambda text: [ln for ln in text.splitlines() if ln.startswith(exact)]  # noqa: E731
     assert pick(local) == pick(on_spark)
     assert (tmp_path / "r.html").exists()
 
 
+@pytest.mark.spark
 def test_decode_both_engines(tmp_path, capsys, spark):
     assert main(["generate", str(tmp_path / "topic"), "--entries", "50"]) == 0
     entries = str(tmp_path / "topic" / "entries")
@@ -183,7 +210,9 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
         text=True,
     )
     assert run.returncode == 1
-    assert run.stderr.strip().splitlines() == [f"pulsar-entries: error: {tmp_path / 'missing'}: no such file or directory"]
+    assert run.stderr.strip().splitlines() == [
+        f"pulsar-entries: error: {tmp_path / 'missing'}: no such file or directory"
+    ]
 
 
 def test_help_lists_every_command():

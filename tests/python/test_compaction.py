@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
-from compaction_model import LEDGER, build, expected_entries, reference, topics
 
-import entrygen
+from support import entrygen
+from support.compaction_model import LEDGER, build, expected_entries, reference, topics
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -75,7 +75,9 @@ def test_incremental_runs_equal_one_run(topic, order, retain, cut, data):
     whole = pe.compact(table, order=order, retain_null_key=retain)
     first = pe.compact(table.slice(0, at), order=order, retain_null_key=retain)
     rest = table.slice(at)
-    again = pe.compact(pa.concat_tables([entries_of(first), rest], promote_options="permissive"), order=order, retain_null_key=retain)
+    again = pe.compact(
+        pa.concat_tables([entries_of(first), rest], promote_options="permissive"), order=order, retain_null_key=retain
+    )
     assert again.equals(whole)
     # Compacting compacted output changes nothing.
     assert pe.compact(entries_of(whole), order=order, retain_null_key=retain).equals(whole)
@@ -94,7 +96,10 @@ def test_latest_value_per_key_matches_table_view(topic):
     # Each surviving key's message is at the reference position.
     ref = reference(topic)["keys"]
     view = pe.TableView.from_entries(compacted).to_arrow()
-    got = {k: (e, i) for k, e, i in zip(view["key"].to_pylist(), view["entry_id"].to_pylist(), view["batch_index"].to_pylist())}
+    got = {
+        k: (e, i)
+        for k, e, i in zip(view["key"].to_pylist(), view["entry_id"].to_pylist(), view["batch_index"].to_pylist())
+    }
     assert got == ref
 
 
@@ -146,7 +151,7 @@ def test_unreadable_entries_are_kept_whole_with_the_reason():
 
 
 def test_stats_reconcile():
-    from pulsar_entries.sample import generate_topic
+    from pulsar_entries._sample import generate_topic
 
     # A plain Pulsar topic: KoP entries are kept unchanged and chunked messages whole,
     # which the model tests cover; here every count must reconcile exactly.

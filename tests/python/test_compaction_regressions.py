@@ -9,7 +9,7 @@ import pytest
 import pulsar_entries as pe
 from pulsar_entries import MessagePosition
 
-import entrygen
+from support import entrygen
 
 
 def table(entries, ledger=5):
@@ -63,11 +63,18 @@ def test_topic_tail_skips_markers_and_aborted_transactions():
         "0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101"
     )
     txn = entrygen.Meta(
-        producer_name="t", publish_time=50, partition_key="k", uncompressed_size=1, txnid_least_bits=2, txnid_most_bits=1
+        producer_name="t",
+        publish_time=50,
+        partition_key="k",
+        uncompressed_size=1,
+        txnid_least_bits=2,
+        txnid_most_bits=1,
     )
     txn_entry = entrygen.frame(txn, b"x")
     abort = entrygen.frame(
-        entrygen.Meta(producer_name="pulsar.txn.marker", publish_time=60, marker_type=22, txnid_least_bits=2, txnid_most_bits=1),
+        entrygen.Meta(
+            producer_name="pulsar.txn.marker", publish_time=60, marker_type=22, txnid_least_bits=2, txnid_most_bits=1
+        ),
         b"",
     )
     topic = table([single("k", b"v", publish_time=40), txn_entry, abort, marker])
@@ -166,7 +173,9 @@ def test_pulsar_18_recompacting_a_pip429_entry_drops_superseded_members():
     assert pe.parse_entry(first["data"][0].as_py())["metadata"]["compacted_batch_indexes"] == [0, 1]
     later = single("a", b"new", publish_time=1_700_000_000_001)
     rest = pe.entries_table([later], ledger_id=5, entry_ids=[1])
-    again = pe.compact(pa.concat_tables([first.select(["ledger_id", "entry_id", "data"]), rest], promote_options="permissive"))
+    again = pe.compact(
+        pa.concat_tables([first.select(["ledger_id", "entry_id", "data"]), rest], promote_options="permissive")
+    )
     md = pe.parse_entry(again["data"][0].as_py())["metadata"]
     assert md["compacted_batch_indexes"] == [1]
 
@@ -179,7 +188,10 @@ def test_pip429_retained_only_shape_is_read_by_mapped_indexes():
     compacted = pe.compact(table([entry]))
     rows = pe.decode(compacted).to_pylist()
     assert [(r["batch_index"], r["compacted_out"], r["key"]) for r in rows] == [
-        (0, True, None), (1, False, "a"), (2, True, None), (3, False, "b")
+        (0, True, None),
+        (1, False, "a"),
+        (2, True, None),
+        (3, False, "b"),
     ]
 
 
@@ -208,7 +220,7 @@ def test_chunked_messages_survive_whole():
     view = pe.TableView.from_entries(out)
     assert view.get("big") == value
     # A later value for the key drops every chunk.
-    newer = table(chunks + [single("big", b"small", publish_time=1_700_000_000_009)])
+    newer = table([*chunks, single("big", b"small", publish_time=1700000000009)])
     assert pe.compact(newer)["entry_id"].to_pylist() == [3]
 
 

@@ -2,11 +2,12 @@
 
 import pyarrow as pa
 import pytest
-from conftest import int_times
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
+
+from support.tables import int_times
 
 TS = pa.timestamp("ms", tz="UTC")
 EXPECTED_TYPES = {
@@ -49,9 +50,7 @@ E3 = bytes.fromhex(
     "0e014995f652000000240a0d746573742d70726f647563657210001880d095ffbc3132026b315802880100c00101"
     "0000000a12026b3118053000400068656c6c6f0000000418054001776f726c64"
 )
-E4 = bytes.fromhex(
-    "0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101"
-)
+E4 = bytes.fromhex("0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101")
 
 
 def test_output_schema_has_every_documented_column(table_of):
@@ -76,7 +75,10 @@ def test_spec_vectors_decode(table_of):
 def test_spec_vectors_encode_exactly():
     kw = dict(producer_name="test-producer", publish_time=1700000000000)
     assert pe.encode_entry([{"value": b"hello"}], sequence_id=7, **kw) == E1
-    assert pe.encode_entry([{"value": b"hello"}], sequence_id=7, broker_timestamp=1700000000123, broker_index=0, **kw) == E2
+    assert (
+        pe.encode_entry([{"value": b"hello"}], sequence_id=7, broker_timestamp=1700000000123, broker_index=0, **kw)
+        == E2
+    )
     batch = [{"value": b"hello", "key": "k1"}, {"value": b"world"}]
     assert pe.encode_entry(batch, sequence_id=0, **kw) == E3
 

@@ -21,18 +21,21 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 import socket
+import struct
 import time
 
+import pulsar  # a missing pulsar-client must fail the module, not skip it
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pulsar  # a missing pulsar-client must fail the module, not skip it
 import pulsar_entries as pe
 from pulsar_entries import ChunkMessageId, MessageId
-from test_interop_pulsar_client import _CPP_COMPRESSION, _MockBroker, _pb_bytes, _pb_fields, _pb_int
+
+from support.mock_broker import CPP_COMPRESSION, MockBroker, pb_bytes, pb_fields, pb_int
+
+pytestmark = pytest.mark.interop
 
 CODECS = ["none", "lz4", "zlib", "zstd", "snappy"]
 T0 = 1_700_000_000_000
@@ -51,7 +54,7 @@ def as_cpp_text(mid: MessageId) -> str:
     return f"{one(mid.first)};{one(mid.last)}" if isinstance(mid, ChunkMessageId) else one(mid)
 
 
-class _ConsumerBroker(_MockBroker):
+class _ConsumerBroker(MockBroker):
     """The producer mock plus just enough for one consumer or reader: SUBSCRIBE (honouring a reader's
     start_message_id), FLOW (serves ``served`` from the cursor), SEEK (recorded; resets the cursor, then drops the
     connection as a broker does), CLOSE_CONSUMER. Entries are served as MESSAGE commands carrying their
@@ -72,7 +75,7 @@ class _ConsumerBroker(_MockBroker):
         self.starts.clear()
 
     def _position(self, id_bytes: bytes) -> int:
-        f = _pb_fields(id_bytes)
+        f = pb_fields(id_bytes)
         pos = (f[1][0], f[2][0])
         return next((i for i, (l, e, _) in enumerate(self.served) if (l, e) >= pos), len(self.served))
 
@@ -82,22 +85,22 @@ class _ConsumerBroker(_MockBroker):
             if 9 in sub:  # a reader's start position
                 self.starts.append(bytes(sub[9][0]))
                 self.cursor = self._position(sub[9][0])
-            self._reply(conn, 13, _pb_int(1, sub[5][0]))
+            self._reply(conn, 13, pb_int(1, sub[5][0]))
         elif typ == 11:  # FLOW: serve everything from the cursor
             while self.cursor < len(self.served):
                 ledger, entry, data = self.served[self.cursor]
                 self.cursor += 1
-                message = _pb_int(1, self._consumer_id) + _pb_bytes(2, _pb_int(1, ledger) + _pb_int(2, entry))
-                cmd = _pb_int(1, 9) + _pb_bytes(9, message)
+                message = pb_int(1, self._consumer_id) + pb_bytes(2, pb_int(1, ledger) + pb_int(2, entry))
+                cmd = pb_int(1, 9) + pb_bytes(9, message)
                 conn.sendall(struct.pack(">II", 4 + len(cmd) + len(data), len(cmd)) + cmd + data)
         elif typ == 28:  # SEEK -> SUCCESS, reset the cursor, disconnect
             self.seeks.append(bytes(sub[3][0]))
             self.cursor = self._position(sub[3][0])
-            self._reply(conn, 13, _pb_int(1, sub[2][0]))
+            self._reply(conn, 13, pb_int(1, sub[2][0]))
             time.sleep(0.05)  # let the client read the SUCCESS first
             conn.shutdown(socket.SHUT_RDWR)
         elif typ == 16:  # CLOSE_CONSUMER -> SUCCESS
-            self._reply(conn, 13, _pb_int(1, sub[2][0]))
+            self._reply(conn, 13, pb_int(1, sub[2][0]))
         # ACK, REDELIVER_UNACKNOWLEDGED_MESSAGES: nothing to do.
 
 
@@ -168,7 +171,7 @@ def test_cpp_ids_parse_in_ours(ledger, entry, partition, batch_index):
 def test_cpp_chunk_ids_parse_in_ours(mid):
     # The C++ client writes chunk ids without batch_size; ours must still read them.
     cpp_bytes = pulsar.MessageId.deserialize(mid.serialize()).serialize()
-    assert 6 not in _pb_fields(cpp_bytes)
+    assert 6 not in pb_fields(cpp_bytes)
     back = MessageId.deserialize(cpp_bytes)
     assert isinstance(back, ChunkMessageId)
     assert (back.first, back.last) == (mid.first, mid.last) and str(back) == str(mid)
@@ -184,7 +187,7 @@ def test_cpp_producer_chunks_reassemble_with_its_ids(broker, codec):
         producer_name="cpp-chunker",
         batching_enabled=False,
         chunking_enabled=True,
-        compression_type=_CPP_COMPRESSION[codec],
+        compression_type=CPP_COMPRESSION[codec],
     )
     big = os.urandom(47_000) + b"end"  # incompressible: chunked under every codec
     before = len(broker.entries)
@@ -221,12 +224,16 @@ def test_cpp_producer_chunks_reassemble_with_its_ids(broker, codec):
 def our_topic(codec: str, ledger: int = 5):
     value = os.urandom(25_000) + b"end"
     chunks = pe.encode_chunked(
-        {"value": value, "key": "big"}, chunk_size=7_000, compression=codec, producer_name="ours", sequence_id=3,
+        {"value": value, "key": "big"},
+        chunk_size=7_000,
+        compression=codec,
+        producer_name="ours",
+        sequence_id=3,
         publish_time=T0,
     )
     after = pe.encode_entry([{"value": b"next"}], producer_name="ours", sequence_id=4, publish_time=T0 + 1)
     assert len(chunks) == 4
-    return value, chunks + [after], ChunkMessageId(MessageId(ledger, 0), MessageId(ledger, 3))
+    return value, [*chunks, after], ChunkMessageId(MessageId(ledger, 0), MessageId(ledger, 3))
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -284,7 +291,7 @@ def test_pip_107_seek_to_a_chunked_message_reads_it_first(broker):
 
 
 def test_seeking_to_the_last_chunk_loses_the_message_as_before_pip_107(broker):
-    value, entries, chunk_id = our_topic("lz4")
+    _value, entries, _chunk_id = our_topic("lz4")
     broker.serve(5, entries)
     got = _first_after_seek(broker, pulsar.MessageId(-1, 5, 3, -1), inclusive=True)
     assert got.data() == b"next"  # the C++ client drops the uncached last chunk

@@ -18,49 +18,21 @@ from __future__ import annotations
 import base64
 import json
 import random
-import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 import pulsar_entries
 
-REPO = Path(__file__).resolve().parents[2]
-RUN_SH = REPO / "tests" / "interop" / "java" / "run.sh"
-# A cold build downloads Pulsar's jars from Maven Central; allow for a slow network.
-HARNESS_TIMEOUT_S = 900
+from support.java_harness import run_harness
+
+pytestmark = pytest.mark.interop
 
 CODECS = ["none", "lz4", "zlib", "zstd", "snappy"]
 
 
 # --------------------------------------------------------------------------- harness
-
-
-def run_harness(command: str, stdin: str | None = None) -> list:
-    """Run `run.sh <command>` (building the harness if needed) and return its JSON output."""
-    missing = [tool for tool in ("java", "mvn", "bash") if shutil.which(tool) is None]
-    if missing:
-        pytest.fail(f"Java interop harness needs {', '.join(missing)} on PATH (Java 17+, Maven 3.8+)")
-    try:
-        proc = subprocess.run(
-            ["bash", str(RUN_SH), command],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=HARNESS_TIMEOUT_S,
-            cwd=REPO,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"run.sh {command} timed out after {exc.timeout}s")
-    if proc.returncode != 0:
-        pytest.fail(f"run.sh {command} failed with exit code {proc.returncode}:\n{proc.stderr[-5000:]}")
-    try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError as exc:
-        pytest.fail(f"run.sh {command} printed invalid JSON ({exc}):\n{proc.stdout[:2000]}")
 
 
 @pytest.fixture(scope="module")
@@ -375,21 +347,33 @@ def stamp_inputs() -> list[bytes]:
     """Entries of every shape the interceptors see, one already carrying a prefix."""
     from pulsar_entries import kafka
 
-    batch = pulsar_entries.encode_entry([{"value": b"a"}, {"value": b"b"}, {"value": None, "key": "k"}],
-                                        compression="zstd", publish_time=1)
+    batch = pulsar_entries.encode_entry(
+        [{"value": b"a"}, {"value": b"b"}, {"value": None, "key": "k"}], compression="zstd", publish_time=1
+    )
     single = pulsar_entries.encode_entry([{"value": b"solo"}], publish_time=2)
     lone_batch = pulsar_entries.encode_entry([{"value": b"one"}], batch=True, publish_time=3)
     restamp = pulsar_entries.encode_entry([{"value": b"x"}] * 4, publish_time=4, broker_timestamp=9, broker_index=9)
     marker = bytes.fromhex(
-        "0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101")
-    kop = kafka.kop_entry([kafka.record_batch([{"value": b"k1"}, {"value": b"k2", "offset_delta": 6}]),
-                           kafka.record_batch([{"value": b"k3"}])], publish_time=5)
-    zero = bytes.fromhex("00000009" "0a0170100018015800")  # num_messages_in_batch = 0: no prefix
+        "0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101"
+    )
+    kop = kafka.kop_entry(
+        [
+            kafka.record_batch([{"value": b"k1"}, {"value": b"k2", "offset_delta": 6}]),
+            kafka.record_batch([{"value": b"k3"}]),
+        ],
+        publish_time=5,
+    )
+    zero = bytes.fromhex("000000090a0170100018015800")  # num_messages_in_batch = 0: no prefix
     return [batch, single, lone_batch, restamp, marker, kop, zero, batch]
 
 
 def java_stamp(entries: list[bytes], *, start_index: int, timestamp: bool, index: bool) -> list[dict]:
-    request = {"start_index": start_index, "timestamp": timestamp, "index": index, "entries": [e.hex() for e in entries]}
+    request = {
+        "start_index": start_index,
+        "timestamp": timestamp,
+        "index": index,
+        "entries": [e.hex() for e in entries],
+    }
     return run_harness("stamp", json.dumps(request))
 
 
@@ -407,8 +391,10 @@ def test_stamp_prefix_equals_pulsars_timestamp_interceptor_for_the_same_clock(wi
     # take the times Pulsar stamped and give ours the same ones.
     entries = stamp_inputs()
     java = [bytes.fromhex(j["entry"]) for j in java_stamp(entries, start_index=-1, timestamp=True, index=with_index)]
-    times = [(pulsar_entries.parse_entry(j)["broker_entry_metadata"] or {"broker_timestamp": 0})["broker_timestamp"]
-             for j in java]
+    times = [
+        (pulsar_entries.parse_entry(j)["broker_entry_metadata"] or {"broker_timestamp": 0})["broker_timestamp"]
+        for j in java
+    ]
     assert all(t > 1_600_000_000_000 for i, t in enumerate(times) if i != 6)
     ours = pulsar_entries.stamp(pulsar_entries.entries_table(entries), timestamps=times, index=with_index)
     assert ours["data"].to_pylist() == java

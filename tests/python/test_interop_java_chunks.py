@@ -16,10 +16,13 @@ import json
 import random
 
 import pytest
-from test_interop_java import run_harness
 
 import pulsar_entries as pe
 from pulsar_entries import ChunkMessageId, MessageId
+
+from support.java_harness import run_harness
+
+pytestmark = pytest.mark.interop
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +92,16 @@ def test_java_parses_our_chunk_entries(java_chunks):
         assert "error" not in java, java.get("error")
         assert java["checksum_valid"] is True
         md = pe.parse_entry(entry)["metadata"]
-        for field in ("uuid", "chunk_id", "num_chunks_from_msg", "total_chunk_msg_size", "uncompressed_size",
-                      "sequence_id", "producer_name", "partition_key"):
+        for field in (
+            "uuid",
+            "chunk_id",
+            "num_chunks_from_msg",
+            "total_chunk_msg_size",
+            "uncompressed_size",
+            "sequence_id",
+            "producer_name",
+            "partition_key",
+        ):
             assert java["metadata"][field] == md[field], field
         assert java["messages"] is None  # a chunk is not a message on its own, for Pulsar too
 
@@ -120,8 +131,12 @@ def _random_ids(seed: int, n: int) -> list:
 def _request(mid) -> dict:
     if isinstance(mid, ChunkMessageId):
         return {"kind": "chunk", "first": _request(mid.first), "last": _request(mid.last)}
-    req = {"kind": "batch" if mid.batch_index >= 0 else "plain", "ledger_id": mid.ledger_id,
-           "entry_id": mid.entry_id, "partition": mid.partition}
+    req = {
+        "kind": "batch" if mid.batch_index >= 0 else "plain",
+        "ledger_id": mid.ledger_id,
+        "entry_id": mid.entry_id,
+        "partition": mid.partition,
+    }
     if mid.batch_index >= 0:
         req.update(batch_index=mid.batch_index, batch_size=mid.batch_size)
     return req
@@ -132,7 +147,7 @@ def test_message_ids_are_byte_and_text_identical_with_java_both_ways():
     requests = [{"op": "serialize", **_request(m)} for m in ids]
     requests += [{"op": "parse", "bytes": m.serialize().hex()} for m in ids]
     answers = run_harness("msgid", json.dumps(requests))
-    serialized, parsed = answers[: len(ids)], answers[len(ids):]
+    serialized, parsed = answers[: len(ids)], answers[len(ids) :]
     for mid, java in zip(ids, serialized):
         assert "error" not in java, java
         # Java -> ours: Java's bytes are ours, and parse back to an equal id with the same text.
@@ -144,16 +159,24 @@ def test_message_ids_are_byte_and_text_identical_with_java_both_ways():
         # Ours -> Java: the class, fields and text Java reads from our bytes, which it writes back unchanged.
         assert "error" not in java, java
         expected_class = {ChunkMessageId: "ChunkMessageIdImpl"}.get(type(mid)) or (
-            "BatchMessageIdImpl" if mid.batch_index >= 0 else "MessageIdImpl")
+            "BatchMessageIdImpl" if mid.batch_index >= 0 else "MessageIdImpl"
+        )
         assert java["class"] == expected_class
         assert (java["ledger_id"], java["entry_id"], java["partition"], java["batch_index"]) == (
-            mid.ledger_id, mid.entry_id, mid.partition, mid.batch_index)
+            mid.ledger_id,
+            mid.entry_id,
+            mid.partition,
+            mid.batch_index,
+        )
         assert java["string"] == str(mid)
         assert java["bytes"] == mid.serialize().hex()
         if isinstance(mid, ChunkMessageId):
             first = java["first"]
             assert (first["ledger_id"], first["entry_id"], first["partition"]) == (
-                mid.first.ledger_id, mid.first.entry_id, mid.first.partition)
+                mid.first.ledger_id,
+                mid.first.entry_id,
+                mid.first.partition,
+            )
         elif mid.batch_index >= 0:
             assert java["batch_size"] == (mid.batch_size or 0)
 

@@ -24,18 +24,20 @@ Facts about pulsar-client 3.13.0 that these tests rely on (verified with hand-bu
 
 import base64
 import re
-import socket
 import struct
-import threading
 import zlib
 
+import pulsar  # a missing pulsar-client must fail the module, not skip it
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pulsar  # a missing pulsar-client must fail the module, not skip it
 import pulsar_entries
+
+from support.mock_broker import CPP_COMPRESSION, MockBroker, pb_fields
+
+pytestmark = pytest.mark.interop
 
 # --------------------------------------------------------------------------------------------------------------
 # Helpers: protobuf scan, codecs, pulsar-client wrappers
@@ -43,46 +45,6 @@ import pulsar_entries
 
 _CODEC_NAMES = {0: "NONE", 1: "LZ4", 2: "ZLIB", 3: "ZSTD", 4: "SNAPPY"}
 _SEQ_RE = re.compile(r"\bseq=(\d+)")
-
-
-def _read_varint(buf, i):
-    result = shift = 0
-    while True:
-        if i >= len(buf):
-            raise AssertionError("truncated varint")
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return result, i
-
-
-def _pb_fields(buf):
-    """Minimal protobuf scan: {field_number: [raw values]} (varints as int, length-delimited as bytes)."""
-    out = {}
-    i = 0
-    while i < len(buf):
-        key, i = _read_varint(buf, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            val, i = _read_varint(buf, i)
-        elif wire == 2:
-            n, i = _read_varint(buf, i)
-            assert i + n <= len(buf), "truncated length-delimited field"
-            val = bytes(buf[i:i + n])
-            i += n
-        elif wire == 1:
-            val = bytes(buf[i:i + 8])
-            i += 8
-        elif wire == 5:
-            val = bytes(buf[i:i + 4])
-            i += 4
-        else:
-            raise AssertionError(f"unexpected wire type {wire}")
-        out.setdefault(num, []).append(val)
-    assert i == len(buf), "protobuf overran its buffer"
-    return out
 
 
 def _check_framing(buf, n):
@@ -93,7 +55,7 @@ def _check_framing(buf, n):
         (smm_size,) = struct.unpack_from(">I", buf, i)
         i += 4
         assert i + smm_size <= len(buf), "SingleMessageMetadata overruns the batch buffer"
-        smm = _pb_fields(buf[i:i + smm_size])
+        smm = pb_fields(buf[i : i + smm_size])
         i += smm_size
         assert 3 in smm, "SingleMessageMetadata.payload_size (required) missing"
         payload_size = smm[3][-1]
@@ -239,25 +201,55 @@ def test_compressed_batch_parsed_by_pulsar_client(compression, messages):
 
 
 FIXED_MESSAGES = [
-    {"value": b"hello", "key": "k1", "properties": {"a": "1", "b": "2"}, "event_time": 1_700_000_000_123,
-     "sequence_id": 5, "ordering_key": b"ok"},
-    {"value": None, "key": "tombstone", "properties": {}, "event_time": None, "sequence_id": 6,
-     "ordering_key": None},
-    {"value": b"", "key": None, "properties": {"empty": ""}, "event_time": None, "sequence_id": 7,
-     "ordering_key": None},
-    {"value": b"\x00\xff\x00", "key": b"\x00\x01\xfe\xff", "properties": {"k": "v"}, "event_time": 1,
-     "sequence_id": 8, "ordering_key": b"\xff\x00"},
-    {"value": b"bin-key-empty", "key": b"", "properties": {}, "event_time": None, "sequence_id": 9,
-     "ordering_key": b""},
-    {"value": "ünïcödé".encode(), "key": "ключ", "properties": {"ü": "é"}, "event_time": 2**62,
-     "sequence_id": 10, "ordering_key": "ördering".encode()},
+    {
+        "value": b"hello",
+        "key": "k1",
+        "properties": {"a": "1", "b": "2"},
+        "event_time": 1_700_000_000_123,
+        "sequence_id": 5,
+        "ordering_key": b"ok",
+    },
+    {"value": None, "key": "tombstone", "properties": {}, "event_time": None, "sequence_id": 6, "ordering_key": None},
+    {
+        "value": b"",
+        "key": None,
+        "properties": {"empty": ""},
+        "event_time": None,
+        "sequence_id": 7,
+        "ordering_key": None,
+    },
+    {
+        "value": b"\x00\xff\x00",
+        "key": b"\x00\x01\xfe\xff",
+        "properties": {"k": "v"},
+        "event_time": 1,
+        "sequence_id": 8,
+        "ordering_key": b"\xff\x00",
+    },
+    {
+        "value": b"bin-key-empty",
+        "key": b"",
+        "properties": {},
+        "event_time": None,
+        "sequence_id": 9,
+        "ordering_key": b"",
+    },
+    {
+        "value": "ünïcödé".encode(),
+        "key": "ключ",
+        "properties": {"ü": "é"},
+        "event_time": 2**62,
+        "sequence_id": 10,
+        "ordering_key": "ördering".encode(),
+    },
 ]
 
 
 @pytest.mark.parametrize("compression", ["none", "lz4", "zlib", "zstd", "snappy"])
 def test_fixed_batch_parsed_by_pulsar_client(compression):
-    md, msgs = _encode_and_split(FIXED_MESSAGES, compression=compression, producer_name="interop",
-                                 sequence_id=5, publish_time=1_700_000_000_000)
+    md, msgs = _encode_and_split(
+        FIXED_MESSAGES, compression=compression, producer_name="interop", sequence_id=5, publish_time=1_700_000_000_000
+    )
     for i, (msg, spec) in enumerate(zip(msgs, FIXED_MESSAGES)):
         _assert_pulsar_message(msg, spec, i)
     # Batch header (entry-format.md §5.3): first message's key / ordering key, last message's sequence id.
@@ -271,8 +263,14 @@ def test_fixed_batch_parsed_by_pulsar_client(compression):
 @pytest.mark.parametrize(
     "message",
     [
-        {"value": b"only", "key": "k", "properties": {"p": "q"}, "event_time": 42, "sequence_id": 3,
-         "ordering_key": b"o"},
+        {
+            "value": b"only",
+            "key": "k",
+            "properties": {"p": "q"},
+            "event_time": 42,
+            "sequence_id": 3,
+            "ordering_key": b"o",
+        },
         {"value": None, "key": b"\xde\xad\xbe\xef", "properties": {}, "event_time": None, "ordering_key": None},
         {"value": b"", "key": None, "properties": {}, "event_time": None, "ordering_key": None},
     ],
@@ -289,7 +287,8 @@ def test_pulsar_client_reads_checksum_independent_batch_buffer():
     msgs = [{"value": b"x", "key": "k", "properties": {}, "event_time": None, "ordering_key": None}]
     plain = pulsar_entries.parse_entry(pulsar_entries.encode_entry(msgs, batch=True, checksum=False))
     with_prefix = pulsar_entries.parse_entry(
-        pulsar_entries.encode_entry(msgs, batch=True, broker_timestamp=1_700_000_000_999, broker_index=41))
+        pulsar_entries.encode_entry(msgs, batch=True, broker_timestamp=1_700_000_000_999, broker_index=41)
+    )
     assert plain["payload"] == with_prefix["payload"]
     assert with_prefix["broker_entry_metadata"]["broker_timestamp"] == 1_700_000_000_999
     assert with_prefix["broker_entry_metadata"]["index"] == 41
@@ -301,146 +300,38 @@ def test_pulsar_client_reads_checksum_independent_batch_buffer():
 # Direction 2: pulsar-client's producer (C++) -> mock broker -> our reader
 # --------------------------------------------------------------------------------------------------------------
 
-def _pb_varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _pb_int(num, value):
-    return _pb_varint(num << 3) + _pb_varint(value)
-
-
-def _pb_bytes(num, value):
-    if isinstance(value, str):
-        value = value.encode()
-    return _pb_varint(num << 3 | 2) + _pb_varint(len(value)) + value
-
-
-class _MockBroker:
-    """Just enough of the Pulsar binary protocol for one producer: CONNECT, PARTITIONED_METADATA (0 partitions),
-    LOOKUP (connect here), PRODUCER, SEND (captured, receipt = (1, n)), CLOSE_PRODUCER, PING. Field numbers from
-    PulsarApi.proto (BaseCommand: type 1; sub-command field number == type number)."""
-
-    def __init__(self, max_message_size=5 * 1024 * 1024):
-        self.max_message_size = max_message_size
-        self._sock = socket.create_server(("127.0.0.1", 0))
-        self.url = "pulsar://127.0.0.1:%d" % self._sock.getsockname()[1]
-        self.entries = []
-        self._lock = threading.Lock()
-        self._conns = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            self._conns.append(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    @staticmethod
-    def _recv(conn, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = conn.recv(n - len(buf))
-            if not chunk:
-                raise EOFError
-            buf += chunk
-        return buf
-
-    @staticmethod
-    def _reply(conn, typ, body):
-        cmd = _pb_int(1, typ) + _pb_bytes(typ, body)
-        conn.sendall(struct.pack(">II", 4 + len(cmd), len(cmd)) + cmd)
-
-    def _serve(self, conn):
-        try:
-            while True:
-                (total,) = struct.unpack(">I", self._recv(conn, 4))
-                frame = self._recv(conn, total)
-                (cmd_size,) = struct.unpack_from(">I", frame)
-                cmd = _pb_fields(frame[4:4 + cmd_size])
-                typ = cmd[1][0]
-                sub = _pb_fields(cmd[typ][0]) if typ in cmd else {}
-                if typ == 2:  # CONNECT -> CONNECTED
-                    self._reply(conn, 3, _pb_bytes(1, "mock") + _pb_int(2, sub.get(4, [0])[0])
-                                + _pb_int(3, self.max_message_size))
-                elif typ == 21:  # PARTITIONED_METADATA -> response: 0 partitions, Success
-                    self._reply(conn, 22, _pb_int(1, 0) + _pb_int(2, sub[2][0]) + _pb_int(3, 0))
-                elif typ == 23:  # LOOKUP -> Connect to this broker, authoritative
-                    self._reply(conn, 24, _pb_bytes(1, self.url) + _pb_int(3, 1) + _pb_int(4, sub[2][0])
-                                + _pb_int(5, 1))
-                elif typ == 5:  # PRODUCER -> PRODUCER_SUCCESS
-                    name = sub.get(4, [b"mock-producer"])[0]
-                    self._reply(conn, 17, _pb_int(1, sub[3][0]) + _pb_bytes(2, name) + _pb_int(3, -1))
-                elif typ == 6:  # SEND: the rest of the frame is the stored entry
-                    with self._lock:
-                        self.entries.append(bytes(frame[4 + cmd_size:]))
-                        entry_id = len(self.entries) - 1
-                    self._reply(conn, 7, _pb_int(1, sub[1][0]) + _pb_int(2, sub[2][0])
-                                + _pb_bytes(3, _pb_int(1, 1) + _pb_int(2, entry_id)))
-                elif typ == 15:  # CLOSE_PRODUCER -> SUCCESS
-                    self._reply(conn, 13, _pb_int(1, sub[2][0]))
-                elif typ == 18:  # PING -> PONG
-                    self._reply(conn, 19, b"")
-                else:
-                    self._handle(conn, typ, sub)
-        except (EOFError, OSError):
-            pass
-        finally:
-            conn.close()
-
-    def _handle(self, conn, typ, sub):
-        """Commands beyond the producer's (subclasses serve consumers)."""
-
-    def close(self):
-        self._sock.close()
-        for conn in self._conns:
-            try:
-                conn.close()
-            except OSError:
-                pass
-
-
-_CPP_COMPRESSION = {
-    "none": pulsar.CompressionType.NONE,
-    "lz4": pulsar.CompressionType.LZ4,
-    "zlib": pulsar.CompressionType.ZLib,
-    "zstd": pulsar.CompressionType.ZSTD,
-    "snappy": pulsar.CompressionType.SNAPPY,
-}
-
 
 @pytest.fixture(scope="module")
 def cpp_producer():
-    broker = _MockBroker()
-    client = pulsar.Client(broker.url, operation_timeout_seconds=10,
-                           logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    broker = MockBroker()
+    client = pulsar.Client(
+        broker.url, operation_timeout_seconds=10, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error)
+    )
     counter = iter(range(1_000_000))
 
     def produce(messages, compression="none", batching=True):
         """Publish ``messages`` (test specs; str keys only) and return the stored entries."""
         producer = client.create_producer(
-            "persistent://public/default/interop-%d" % next(counter), producer_name="cpp-producer",
-            batching_enabled=batching, batching_max_messages=10_000, batching_max_publish_delay_ms=600_000,
-            batching_max_allowed_size_in_bytes=4 * 1024 * 1024, compression_type=_CPP_COMPRESSION[compression])
+            "persistent://public/default/interop-%d" % next(counter),
+            producer_name="cpp-producer",
+            batching_enabled=batching,
+            batching_max_messages=10_000,
+            batching_max_publish_delay_ms=600_000,
+            batching_max_allowed_size_in_bytes=4 * 1024 * 1024,
+            compression_type=CPP_COMPRESSION[compression],
+        )
         before = len(broker.entries)
         try:
             for spec in messages:
                 # The Python wrapper drops falsy keys / event times and turns content=None into a null value.
-                producer.send_async(spec["value"], None, properties=spec.get("properties") or None,
-                                    partition_key=spec.get("key"),
-                                    ordering_key=(spec.get("ordering_key") or b"").decode() or None,
-                                    event_timestamp=spec.get("event_time"))
+                producer.send_async(
+                    spec["value"],
+                    None,
+                    properties=spec.get("properties") or None,
+                    partition_key=spec.get("key"),
+                    ordering_key=(spec.get("ordering_key") or b"").decode() or None,
+                    event_timestamp=spec.get("event_time"),
+                )
             producer.flush()
         finally:
             producer.close()
@@ -469,11 +360,13 @@ def _column(table, name):
 def _decode_entries(entries):
     """Single adapter for ``pulsar_entries.decode``'s *input* table (one row per stored entry).
     ASSUMPTION: columns ledger_id / entry_id / data; adjust here if the package's input schema differs."""
-    table = pa.table({
-        "ledger_id": pa.array([1] * len(entries), pa.int64()),
-        "entry_id": pa.array(range(len(entries)), pa.int64()),
-        "data": pa.array(entries, pa.binary()),
-    })
+    table = pa.table(
+        {
+            "ledger_id": pa.array([1] * len(entries), pa.int64()),
+            "entry_id": pa.array(range(len(entries)), pa.int64()),
+            "data": pa.array(entries, pa.binary()),
+        }
+    )
     return pulsar_entries.decode(table)
 
 
@@ -505,9 +398,20 @@ _cpp_message = st.fixed_dictionaries(
 
 @pytest.mark.parametrize("compression", ["none", "lz4", "zlib", "zstd", "snappy"])
 def test_cpp_produced_batch_entries(cpp_producer, compression):
-    messages = FIXED_MESSAGES[:3] + [FIXED_MESSAGES[5]] + [
-        {"value": b"v%d" % i * 20, "key": "key-%d" % (i % 3), "properties": {"i": str(i)},
-         "event_time": 1_000 + i, "ordering_key": None} for i in range(20)]
+    messages = (
+        FIXED_MESSAGES[:3]
+        + [FIXED_MESSAGES[5]]
+        + [
+            {
+                "value": b"v%d" % i * 20,
+                "key": "key-%d" % (i % 3),
+                "properties": {"i": str(i)},
+                "event_time": 1_000 + i,
+                "ordering_key": None,
+            }
+            for i in range(20)
+        ]
+    )
     entries = cpp_producer(messages, compression=compression, batching=True)
     assert len(entries) == 1
     entry = entries[0]
@@ -534,7 +438,7 @@ def test_cpp_produced_batch_entries(cpp_producer, compression):
 
 @pytest.mark.parametrize("compression", ["none", "lz4", "zlib", "zstd", "snappy"])
 def test_cpp_produced_single_entries(cpp_producer, compression):
-    messages = FIXED_MESSAGES[:3] + [FIXED_MESSAGES[5]]
+    messages = [*FIXED_MESSAGES[:3], FIXED_MESSAGES[5]]
     entries = cpp_producer(messages, compression=compression, batching=False)
     assert len(entries) == len(messages)
     for entry, spec in zip(entries, messages):
@@ -548,10 +452,13 @@ def test_cpp_produced_single_entries(cpp_producer, compression):
     _assert_decoded_rows(_decode_entries(entries), [_cpp_expected(m) for m in messages])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
-@given(messages=st.lists(_cpp_message, min_size=1, max_size=8),
-       compression=st.sampled_from(["none", "lz4", "zlib", "zstd", "snappy"]))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    messages=st.lists(_cpp_message, min_size=1, max_size=8),
+    compression=st.sampled_from(["none", "lz4", "zlib", "zstd", "snappy"]),
+)
 def test_cpp_produced_random_batches(cpp_producer, messages, compression):
     entries = cpp_producer(messages, compression=compression, batching=True)
     assert len(entries) == 1

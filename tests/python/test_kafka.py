@@ -13,7 +13,6 @@ import struct
 
 import pyarrow as pa
 import pytest
-from conftest import int_times
 from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.util import calc_crc32c
@@ -21,12 +20,15 @@ from kafka.record.util import calc_crc32c
 import pulsar_entries as pe
 from pulsar_entries import kafka
 
+from support.tables import int_times
+
 # kafka-python compression ids: the low three attribute bits.
 KAFKA_CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
-def build_batch(records, *, codec="none", base_offset=0, transactional=False, producer_id=-1, producer_epoch=-1,
-                base_sequence=-1):
+def build_batch(
+    records, *, codec="none", base_offset=0, transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1
+):
     b = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=KAFKA_CODECS[codec],
@@ -57,7 +59,9 @@ def random_records(rng: random.Random, n: int, start_ts: int = 1_700_000_000_000
     out = []
     for i in range(n):
         key = rng.choice([None, f"user-{rng.randrange(50)}".encode(), bytes([0xFF, 0xFE, i % 256]), b""])
-        value = rng.choice([None, b"", rng.randbytes(rng.randrange(1, 300)), f"text-{i}".encode() * rng.randrange(1, 40)])
+        value = rng.choice(
+            [None, b"", rng.randbytes(rng.randrange(1, 300)), f"text-{i}".encode() * rng.randrange(1, 40)]
+        )
         headers = [(f"h{j}", rng.choice([None, b"", rng.randbytes(5), b"utf8-value"])) for j in range(rng.randrange(4))]
         out.append({"key": key, "value": value, "headers": headers, "timestamp": start_ts + rng.randrange(-5000, 5000)})
     return out
@@ -139,7 +143,7 @@ def test_single_batch_entries_decode_exactly_as_kafka_python_reads_them(codec):
 def test_multi_batch_entries_decode_every_batch_with_its_own_header():
     rng = random.Random(5)
     batches, expected = [], []
-    for i, codec in enumerate(["gzip", "none", "lz4", "zstd", "snappy"]):
+    for _i, codec in enumerate(["gzip", "none", "lz4", "zstd", "snappy"]):
         records = random_records(rng, rng.randrange(1, 25))
         b = build_batch(records, codec=codec, base_offset=0)  # producers write base offset 0
         batches.append(b)
@@ -162,9 +166,21 @@ def test_transactions_get_their_status_from_control_batches():
     aborted = build_batch([rec(b"a1")], codec="zstd", transactional=True, producer_id=8, producer_epoch=1)
     open_txn = build_batch([rec(b"o1")], transactional=True, producer_id=9, producer_epoch=0)
     plain = build_batch([rec(b"p1")])
-    commit = as_control(build_batch([{"key": b"\x00\x00\x00\x01", "value": b"\x00\x00\x00\x00\x00\x05", "headers": [],
-                                      "timestamp": 1_700_000_000_001}], transactional=True, producer_id=7,
-                                    producer_epoch=3))
+    commit = as_control(
+        build_batch(
+            [
+                {
+                    "key": b"\x00\x00\x00\x01",
+                    "value": b"\x00\x00\x00\x00\x00\x05",
+                    "headers": [],
+                    "timestamp": 1_700_000_000_001,
+                }
+            ],
+            transactional=True,
+            producer_id=7,
+            producer_epoch=3,
+        )
+    )
     abort = kafka.control_batch(False, producer_id=8, producer_epoch=1, timestamp=1_700_000_000_002)
     # Both control batch builders agree with kafka-python on what they are.
     for b in (commit, abort):
@@ -176,7 +192,12 @@ def test_transactions_get_their_status_from_control_batches():
     by_value = {r["value"]: r for r in out.to_pylist()}
     assert set(by_value) == {b"c1", b"c2", b"a1", b"o1", b"p1"}  # control records are not messages
     assert [by_value[v]["txn_status"] for v in (b"c1", b"c2", b"a1", b"o1", b"p1")] == [
-        "committed", "committed", "aborted", "unknown", None]
+        "committed",
+        "committed",
+        "aborted",
+        "unknown",
+        None,
+    ]
     assert (by_value[b"c1"]["txnid_most_bits"], by_value[b"c1"]["txnid_least_bits"]) == (7, 3)
     markers = pe.decode(table, keep_markers=True).filter(pa.compute.is_valid(pa.compute.field("marker_type")))
     assert markers.column("marker_type").to_pylist() == [21, 22]
@@ -190,12 +211,21 @@ def test_our_kafka_writer_is_read_identically_by_kafka_python():
     for codec in kafka.CODECS:
         records = random_records(rng, 20)
         ours = kafka.record_batch(
-            [{"key": r["key"], "value": r["value"], "headers": r["headers"], "timestamp": r["timestamp"]} for r in records],
-            compression=codec, base_offset=77, transactional=True, producer_id=5, producer_epoch=2, base_sequence=10,
+            [
+                {"key": r["key"], "value": r["value"], "headers": r["headers"], "timestamp": r["timestamp"]}
+                for r in records
+            ],
+            compression=codec,
+            base_offset=77,
+            transactional=True,
+            producer_id=5,
+            producer_epoch=2,
+            base_sequence=10,
         )
         view = kafka_python_view(ours)
         assert [(v["key"], v["value"], v["headers"], v["timestamp"], v["offset"]) for v in view] == [
-            (r["key"], r["value"], r["headers"], r["timestamp"], 77 + i) for i, r in enumerate(records)]
+            (r["key"], r["value"], r["headers"], r["timestamp"], 77 + i) for i, r in enumerate(records)
+        ]
         assert view[0]["codec"] == KAFKA_CODECS[codec] and view[0]["producer_id"] == 5
         out = pe.decode(pe.entries_table([kafka.kop_entry([ours], publish_time=1)]))
         assert out["sequence_id"].to_pylist() == list(range(10, 30))
@@ -219,8 +249,10 @@ def test_bad_kafka_entries_give_one_error_row_and_spare_the_others():
     v1 = bytearray(good)
     md_size = struct.unpack_from(">I", v1, 0)[0]
     v1[4 + md_size + 16] = 1  # magic byte of the first batch
-    big = kafka.kop_entry([build_batch([{"key": None, "value": b"x" * 100_000, "headers": [], "timestamp": 1}],
-                                       codec="gzip")], publish_time=1)
+    big = kafka.kop_entry(
+        [build_batch([{"key": None, "value": b"x" * 100_000, "headers": [], "timestamp": 1}], codec="gzip")],
+        publish_time=1,
+    )
     table = pe.entries_table([good, bytes(flipped), truncated, bytes(v1), good])
     out = pe.decode(table)
     errors = out.filter(pa.compute.is_valid(out["error"]))

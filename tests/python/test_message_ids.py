@@ -78,7 +78,14 @@ def _topic():
 def test_message_id_columns_in_both_forms():
     entries = _topic()
     decoded = pe.decode(entries)
-    assert pe.message_ids(decoded, "str").to_pylist() == ["5:0:-1", "5:1:-1:0", "5:1:-1:1", "5:2:-1", "5:3:-1", "5:4:-1"]
+    assert pe.message_ids(decoded, "str").to_pylist() == [
+        "5:0:-1",
+        "5:1:-1:0",
+        "5:1:-1:1",
+        "5:2:-1",
+        "5:3:-1",
+        "5:4:-1",
+    ]
     whole = pe.reassemble_chunks(decoded)
     with_ids = pe.with_message_ids(whole)
     assert with_ids["message_id_str"].to_pylist() == ["5:1:-1:0", "5:1:-1:1", "5:0:-1;5:3:-1", "5:4:-1"]
@@ -123,7 +130,9 @@ def test_seek_on_decoded_tables_honours_batch_indexes_and_partitions():
     exclusive = pe.seek(decoded, MessageId(5, 1, -1, 1), inclusive=False)
     assert pe.message_ids(exclusive, "str").to_pylist() == ["5:2:-1", "5:3:-1", "5:4:-1"]
     assert pe.seek(decoded, MessageId(5, 3), inclusive=False)["entry_id"].to_pylist() == [4]
-    other = pe.decode(pe.entries_table([pe.encode_entry([{"value": b"p1"}], publish_time=T0)], ledger_id=5, partition=1))
+    other = pe.decode(
+        pe.entries_table([pe.encode_entry([{"value": b"p1"}], publish_time=T0)], ledger_id=5, partition=1)
+    )
     two = pa.concat_tables([pe.decode(pe.entries_table(_topic()["data"].to_pylist(), ledger_id=5, partition=0)), other])
     assert pe.seek(two, MessageId(5, 0, 1))["value"].to_pylist() == [b"p1"]
     with pytest.raises(ValueError, match="seek first, then reassemble"):

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,11 +21,10 @@ from hypothesis import strategies as st
 
 import pulsar_entries as pe
 from pulsar_entries import offload
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 
-REPO = Path(__file__).resolve().parents[2]
-RUN_SH = REPO / "tests" / "interop" / "java" / "run.sh"
-HARNESS_TIMEOUT_S = 900
+from support.java_harness import run_harness
+
 U1 = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
 U2 = "9b2d6f1e-0c4a-4e7b-8f00-aabbccddeeff"
 CTIME = 1_700_000_000_000
@@ -112,9 +109,7 @@ def test_block_splits_read_from_byte_ranges(tmp_path):
     assert clean(offload.read_offloaded_ledger(name, filesystem=fs, first_entry=199)) == [
         {"ledger_id": 77, "entry_id": 199, "data": entries[199]}
     ]
-    assert offload.discover("", filesystem=fs) == [
-        offload.OffloadedObject(name, f"{name}-index", 77, U1)
-    ]
+    assert offload.discover("", filesystem=fs) == [offload.OffloadedObject(name, f"{name}-index", 77, U1)]
     assert clean(offload.read_offloaded_ledger(f"file://{obj.data_path}")) == clean(
         offload.read_offloaded_ledger(obj.data_path)
     )
@@ -161,9 +156,7 @@ def test_damage_becomes_error_rows_and_nothing_is_lost(tmp_path):
     # 2. Truncated at a block boundary: the index knows what is gone.
     Path(obj.data_path).write_bytes(bytes(raw[: blocks[-1].offset]))
     last = blocks[-1]
-    assert errors(offload.read_offloaded_ledger(obj.data_path))[-1].startswith(
-        f"entries {last.first_entry_id}..=39 "
-    )
+    assert errors(offload.read_offloaded_ledger(obj.data_path))[-1].startswith(f"entries {last.first_entry_id}..=39 ")
     # 3. Broken index: one error row says so, the headers are read alone.
     Path(obj.data_path).write_bytes(bytes(raw))
     Path(obj.index_path).write_bytes(b"\x00" * 10)
@@ -220,23 +213,7 @@ def test_discover_pairs_names_and_ignores_the_rest(tmp_path):
 
 def harness(command: str, requests: list[dict]) -> list[dict]:
     """`run.sh offload-write|offload-read` over a batch of requests (one JVM start)."""
-    missing = [tool for tool in ("java", "mvn", "bash") if shutil.which(tool) is None]
-    if missing:
-        pytest.fail(f"offload interop needs {', '.join(missing)} on PATH (Java 17+, Maven 3.8+)")
-    try:
-        proc = subprocess.run(
-            ["bash", str(RUN_SH), command],
-            input=json.dumps(requests),
-            capture_output=True,
-            text=True,
-            timeout=HARNESS_TIMEOUT_S,
-            cwd=REPO,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"run.sh {command} timed out after {exc.timeout}s")
-    if proc.returncode != 0:
-        pytest.fail(f"run.sh {command} failed with exit code {proc.returncode}:\n{proc.stderr[-5000:]}")
-    out = json.loads(proc.stdout)
+    out = run_harness(command, json.dumps(requests))
     assert len(out) == len(requests)
     return out
 
@@ -291,9 +268,14 @@ def pulsar_written(tmp_path_factory):
         }
     )
     out = harness("offload-write", requests)
-    return {"ledger": list(zip(cases[:-1], out[: len(cases) - 1])), "oversized": out[len(cases) - 1], "streaming": out[-1]}
+    return {
+        "ledger": list(zip(cases[:-1], out[: len(cases) - 1])),
+        "oversized": out[len(cases) - 1],
+        "streaming": out[-1],
+    }
 
 
+@pytest.mark.interop
 def test_objects_written_by_pulsar_read_identically(pulsar_written, tmp_path):
     for i, ((name, entries, block), out) in enumerate(pulsar_written["ledger"]):
         ledger = 100 + i
@@ -327,6 +309,7 @@ def test_objects_written_by_pulsar_read_identically(pulsar_written, tmp_path):
         assert Path(ours.index_path).read_bytes() == Path(out["index"]).read_bytes(), name
 
 
+@pytest.mark.interop
 def test_pulsars_oversized_entry_loss_is_reported(pulsar_written):
     """Pulsar's offloader, meeting an entry larger than a block, writes an empty block, stops,
     and completes the offload: the object lacks the rest of the ledger. We report the gap."""
@@ -335,9 +318,7 @@ def test_pulsars_oversized_entry_loss_is_reported(pulsar_written):
     ledger = 100 + len(LEDGER_CASES)
     assert [r["data"] for r in rows[:2]] == OVERSIZED[:2]
     assert rows[2]["entry_id"] == 2 and rows[2]["data"] is None
-    assert rows[2]["error"].startswith(
-        f"entries 2..=3 (2 entries) of ledger {ledger} are missing from the data object"
-    )
+    assert rows[2]["error"].startswith(f"entries 2..=3 (2 entries) of ledger {ledger} are missing from the data object")
     assert len(rows) == 3
     index = offload.read_offload_index(out["index"])
     blocks = index["ledgers"][0]["blocks"]
@@ -346,6 +327,7 @@ def test_pulsars_oversized_entry_loss_is_reported(pulsar_written):
     assert index["data_object_length"] == blocks[1]["offset"] < os.path.getsize(out["data"])
 
 
+@pytest.mark.interop
 def test_streaming_objects_written_by_pulsar_match_ours(pulsar_written, tmp_path):
     ledgers = streaming_ledgers()
     entries = pa.concat_tables(table(e, ledger_id=l, first=f) for l, (f, e) in ledgers.items())
@@ -383,8 +365,7 @@ def pulsar_read(tmp_path_factory):
     )
     many_entries, many = cases[1]
     requests = [
-        {"data": o.data_path, "index": o.index_path, "variant": "ledger", "ledger_ids": [o.ledger_id]}
-        for _, o in cases
+        {"data": o.data_path, "index": o.index_path, "variant": "ledger", "ledger_ids": [o.ledger_id]} for _, o in cases
     ]
     requests.append(
         {
@@ -413,6 +394,7 @@ def pulsar_read(tmp_path_factory):
     }
 
 
+@pytest.mark.interop
 def test_objects_we_write_parse_in_pulsar(pulsar_read):
     for (entries, obj), res in pulsar_read["ledger"]:
         ours = offload.read_offload_index(obj.index_path)
@@ -439,6 +421,7 @@ def test_objects_we_write_parse_in_pulsar(pulsar_read):
     assert [bytes.fromhex(h) for h in res["entries"][str(ledger)]["entries"]] == want
 
 
+@pytest.mark.interop
 def test_streaming_objects_we_write_parse_in_pulsar(pulsar_read):
     ledgers, res = pulsar_read["streaming"]
     assert res["index"]["version"] == 2

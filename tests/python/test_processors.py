@@ -8,18 +8,21 @@ from multiprocessing import get_context
 
 import pyarrow as pa
 import pytest
-from conftest import int_times
-from lines_format import LinesProcessor, lines_entry
 
 import pulsar_entries as pe
 from pulsar_entries import kafka
 from pulsar_entries.processors import DEFAULT, KAFKA, PULSAR
 
+from support.lines_format import LinesProcessor, lines_entry
+from support.tables import int_times
+
 
 def mixed_topic() -> pa.Table:
     """Pulsar batch, KoP Kafka entry, two `lines` entries (one compressed), stamped by a broker."""
     pulsar = pe.encode_entry([{"value": b"p0", "key": "a"}, {"value": b"p1"}], publish_time=1_000)
-    kop = kafka.kop_entry([kafka.record_batch([{"key": b"k", "value": b"kafka-0", "timestamp": 5}])], publish_time=2_000)
+    kop = kafka.kop_entry(
+        [kafka.record_batch([{"key": b"k", "value": b"kafka-0", "timestamp": 5}])], publish_time=2_000
+    )
     lines1 = lines_entry(["u1|hello|lang=en", "|anon|"], publish_time=3_000)
     lines2 = lines_entry(["u2|zstd-line|"], publish_time=4_000, compression="zstd")
     table = pe.entries_table([pulsar, kop, lines1, lines2], ledger_id=9)
@@ -28,8 +31,9 @@ def mixed_topic() -> pa.Table:
 
 def test_user_processor_decodes_its_format_end_to_end():
     out = int_times(pe.decode(mixed_topic(), processors=[LinesProcessor(), KAFKA, PULSAR]))
-    rows = out.select(["entry_id", "processor", "key", "value", "properties", "event_time", "batch_index", "offset",
-                       "error"]).to_pylist()
+    rows = out.select(
+        ["entry_id", "processor", "key", "value", "properties", "event_time", "batch_index", "offset", "error"]
+    ).to_pylist()
     assert [(r["entry_id"], r["processor"], r["key"], r["value"]) for r in rows] == [
         (0, "pulsar", "a", b"p0"),
         (0, "pulsar", None, b"p1"),
@@ -81,8 +85,8 @@ class BadMessages:
         (None, "process() returned None"),
         ([{"value": b"x", "colour": "red"}], 'message 0 has unknown key "colour"'),
         ([b"raw bytes"], "message 0 is a bytes, not a dict"),
-        ([{"value": 5}], "message 0[\"value\"] must be bytes, str or None"),
-        ([{"event_time": "yesterday"}], "message 0[\"event_time\"] must be an int (ms), a datetime or None"),
+        ([{"value": 5}], 'message 0["value"] must be bytes, str or None'),
+        ([{"event_time": "yesterday"}], 'message 0["event_time"] must be an int (ms), a datetime or None'),
         ([{"headers": [("k", 1)]}], "must be a list of (str, bytes or None) pairs"),
         (42, "TypeError: 'int' object is not iterable"),
     ],
@@ -98,7 +102,8 @@ def test_entries_no_processor_takes_are_error_rows():
     table = pe.entries_table([pe.encode_entry([{"value": b"v"}], properties={"entry.format": "avro"})])
     out = pe.decode(table, processors=[LinesProcessor(), KAFKA])
     assert "no processor takes this entry (processors: lines, kafka; entry properties: entry.format=avro)" in (
-        out["error"][0].as_py())
+        out["error"][0].as_py()
+    )
 
 
 class Recorder:
@@ -126,11 +131,21 @@ class Recorder:
 
 
 def test_context_exposes_the_entry_and_its_helpers_match_the_builtin():
-    msgs = [{"value": b"a", "key": "k1", "properties": {"x": "1"}, "event_time": 7},
-            {"value": None, "key": b"\x00\x01"},
-            {"value": b"c", "ordering_key": b"ok"}]
-    entry = pe.encode_entry(msgs, compression="lz4", producer_name="prod", publish_time=99, sequence_id=40,
-                            properties={"source": "web"}, broker_timestamp=123, broker_index=12)
+    msgs = [
+        {"value": b"a", "key": "k1", "properties": {"x": "1"}, "event_time": 7},
+        {"value": None, "key": b"\x00\x01"},
+        {"value": b"c", "ordering_key": b"ok"},
+    ]
+    entry = pe.encode_entry(
+        msgs,
+        compression="lz4",
+        producer_name="prod",
+        publish_time=99,
+        sequence_id=40,
+        properties={"source": "web"},
+        broker_timestamp=123,
+        broker_index=12,
+    )
     table = pe.entries_table([entry], ledger_id=4, partition=2)
     rec = Recorder()
     ours = pe.decode(table, processors=[rec])
@@ -142,8 +157,17 @@ def test_context_exposes_the_entry_and_its_helpers_match_the_builtin():
     assert seen["broker"] == (123, 12, 10)
     assert seen["md"]["compression"] == "lz4" and seen["md"]["num_messages_in_batch"] == 3
     assert seen["producer"] == ("prod", 99)
-    cols = ["batch_index", "key", "key_b64_encoded", "ordering_key", "properties", "value", "event_time",
-            "sequence_id", "offset"]
+    cols = [
+        "batch_index",
+        "key",
+        "key_b64_encoded",
+        "ordering_key",
+        "properties",
+        "value",
+        "event_time",
+        "sequence_id",
+        "offset",
+    ]
     assert ours.select(cols).to_pylist() == builtin.select(cols).to_pylist()
     assert set(ours["processor"].to_pylist()) == {"recorder"}
 

@@ -17,8 +17,13 @@ import base64
 import json
 import random
 
+import pytest
+
 import pulsar_entries as pe
-from test_interop_java import run_harness
+
+from support.java_harness import run_harness
+
+pytestmark = pytest.mark.interop
 
 LOREM = (
     b"Lorem ipsum dolor sit amet, consectetur adipiscing elit. Cras id massa odio. Duis commodo "
@@ -67,7 +72,7 @@ KINDS = ["random", "zeros", "alphabet", "text", "json", "mixed"]
 
 def corpus() -> list[bytes]:
     rng = random.Random(20240603)
-    inputs = [make(k, n, rng) for k in KINDS for n in list(range(0, 40)) + [59, 60, 61, 62, 255, 256, 257]]
+    inputs = [make(k, n, rng) for k in KINDS for n in [*list(range(0, 40)), 59, 60, 61, 62, 255, 256, 257]]
     block = 1 << 16
     for n in (block - 16, block - 15, block - 1, block, block + 1, block + 15, block + 16, 2 * block + 17):
         inputs += [make(k, n, rng) for k in ("random", "text", "mixed", "zeros")]

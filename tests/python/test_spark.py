@@ -1,12 +1,17 @@
 """pulsar_entries.spark: every Spark function equals its in-process twin."""
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
-from conftest import sorted_rows, spark_entries
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
+
+from support.tables import sorted_rows, spark_entries
+
+pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
@@ -114,18 +119,19 @@ def test_data_source_reads_offload_objects(spark, tmp_path):
     assert len(objects) == len(set(topic.entries["ledger_id"].to_pylist())) == 3
     # A damaged block in the last object becomes error rows, not a failed read.
     last = objects[-1].data_path
-    raw = bytearray(open(last, "rb").read())
+    raw = bytearray(Path(last).read_bytes())
     raw[0] ^= 0xFF  # the first block header's magic
-    open(last, "wb").write(bytes(raw))
+    Path(last).write_bytes(bytes(raw))
     df = ps.read_entries(spark, str(tmp_path / "bucket"))
     assert df.rdd.getNumPartitions() == len(objects)  # one partition per object
     got = df.toArrow().sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
-    want = pa.concat_tables(
-        offload.read_offloaded_ledger(o.data_path, o.index_path) for o in objects
-    ).sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
-    assert got.select(["ledger_id", "entry_id", "data", "error"]).to_pylist() == want.select(
-        ["ledger_id", "entry_id", "data", "error"]
-    ).to_pylist()
+    want = pa.concat_tables(offload.read_offloaded_ledger(o.data_path, o.index_path) for o in objects).sort_by(
+        [("ledger_id", "ascending"), ("entry_id", "ascending")]
+    )
+    assert (
+        got.select(["ledger_id", "entry_id", "data", "error"]).to_pylist()
+        == want.select(["ledger_id", "entry_id", "data", "error"]).to_pylist()
+    )
     assert got["error"].null_count < got.num_rows  # the damage is reported
     good = want.filter(want["error"].is_null())
     assert good.num_rows > topic.entries.num_rows // 2
@@ -134,7 +140,11 @@ def test_data_source_reads_offload_objects(spark, tmp_path):
 def test_decode_slices_cover_every_entry_once():
     sizes = [10, 3000, 5, 5000, 0, 1, 1, 9000, 2]
     batch = pa.record_batch({"data": pa.array([b"x" * n if n else None for n in sizes], pa.large_binary())})
-    for max_rows, max_bytes, want in [(2, 1 << 30, [2, 2, 2, 2, 1]), (100, 4000, [3, 1, 3, 1, 1]), (3, 1, [1, 1, 1, 1, 2, 1, 1, 1])]:
+    for max_rows, max_bytes, want in [
+        (2, 1 << 30, [2, 2, 2, 2, 1]),
+        (100, 4000, [3, 1, 3, 1, 1]),
+        (3, 1, [1, 1, 1, 1, 2, 1, 1, 1]),
+    ]:
         parts = list(ps.slices(batch, max_rows, max_bytes))
         assert [p.num_rows for p in parts] == want
         assert pa.Table.from_batches(parts).column("data").to_pylist() == batch.column("data").to_pylist()

@@ -8,13 +8,15 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import spark_entries, spark_units
-
-import entrygen
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
+
+from support import entrygen
+from support.tables import spark_entries, spark_units
+
+pytestmark = pytest.mark.spark
 
 T0 = 1_700_000_000_000
 
@@ -43,7 +45,7 @@ def chunky_topic() -> pa.Table:
             )
         )
     msgs[2] = msgs[2][:2] + msgs[2]  # resent from chunk 0
-    msgs[4] = msgs[4][:3] + [msgs[4][1]] + msgs[4][3:]  # a duplicate
+    msgs[4] = [*msgs[4][:3], msgs[4][1], *msgs[4][3:]]  # a duplicate
     msgs[5] = msgs[5][1:]  # chunk 0 lost: an orphan
     queues = [list(m) for m in msgs]
     step = 0
@@ -64,6 +66,7 @@ def write_files(table: pa.Table, cuts: list[int], directory) -> str:
     return str(directory)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expire", [None, 1_000])
 def test_reassemble_chunks_across_file_partitions_equals_in_process(spark, tmp_path, expire):
     entries = chunky_topic()
@@ -89,6 +92,7 @@ def test_reassemble_chunks_of_shuffled_input_equals_in_process(spark):
     assert canonical(got) == canonical(want)
 
 
+@pytest.mark.slow
 def test_reassemble_chunks_of_the_sample_topic(spark, tmp_path):
     topic = generate_topic(400, seed=5)
     path = write_files(topic.entries, [100, 200, 300], tmp_path)
@@ -141,15 +145,24 @@ def test_find_position_by_time_equals_in_process(spark, t):
     assert got == want
 
 
-def test_find_position_by_time_accepts_datetimes(spark):
+def test_find_position_by_time_accepts_datetimes(spark, far_from_utc):
     import datetime as dt
 
     table = two_partitions()
     when = dt.datetime.fromtimestamp((T0 + 155) / 1000, dt.timezone.utc)
     row = ps.find_position_by_time(spark_entries(spark, table), when).filter("partition = 0").first()
     assert (row["ledger_id"], row["entry_id"]) == (3, 16)
-    with pytest.raises(ValueError, match="naive"):
-        ps.find_position_by_time(spark_entries(spark, table), when.replace(tzinfo=None))
+    # A naive datetime is UTC, as in process and in the CLI, whatever the local zone.
+    naive = ps.find_position_by_time(spark_entries(spark, table), when.replace(tzinfo=None))
+    assert [tuple(r) for r in naive.collect()] == [
+        tuple(r) for r in ps.find_position_by_time(spark_entries(spark, table), when).collect()
+    ]
+    assert (
+        naive.filter("partition = 0").first()["entry_id"],
+        pe.find_position_by_time(
+            table.filter(pa.compute.equal(table["partition"], 0)), when.replace(tzinfo=None)
+        ).entry_id,
+    ) == (16, 16)
 
 
 # ----------------------------------------------------------------------------- last_batch_index
@@ -168,10 +181,14 @@ def test_last_batch_index_follows_pip_429(spark):
     rows = compacted.select(["ledger_id", "entry_id", "data"]).to_pylist() + [
         {"ledger_id": 99, "entry_id": i, "data": d} for i, d in enumerate(extra)
     ]
-    table = pa.Table.from_pylist(rows, schema=pa.schema([("ledger_id", pa.int64()), ("entry_id", pa.int64()), ("data", pa.binary())]))
+    table = pa.Table.from_pylist(
+        rows, schema=pa.schema([("ledger_id", pa.int64()), ("entry_id", pa.int64()), ("data", pa.binary())])
+    )
     got = {
         (r["ledger_id"], r["entry_id"]): r["i"]
-        for r in spark_entries(spark, table).select("ledger_id", "entry_id", ps.last_batch_index("data").alias("i")).collect()
+        for r in spark_entries(spark, table)
+        .select("ledger_id", "entry_id", ps.last_batch_index("data").alias("i"))
+        .collect()
     }
     for row in rows:
         one = pa.Table.from_pylist([row], schema=table.schema)

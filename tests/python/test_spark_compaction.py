@@ -15,9 +15,11 @@ import pyarrow.compute as pc
 import pytest
 
 import pulsar_entries as pe
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 
-import entrygen
+from support import entrygen
+
+pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -47,7 +49,10 @@ def mixed_topic() -> pa.Table:
         entrygen.encrypted_entry(3, "user-2", b"\x0b\xff" * 40, publish_time=t + 2),
         single("user-3", b"late", t + 3, event_time=1),
         single("user-3", None, t + 4, event_time=0),  # a late tombstone under event-time order
-        pe.encode_entry([{"key": "user-4", "value": b"a", "event_time": 9}, {"key": "user-4", "value": b"b", "event_time": 9}], publish_time=t + 5),
+        pe.encode_entry(
+            [{"key": "user-4", "value": b"a", "event_time": 9}, {"key": "user-4", "value": b"b", "event_time": 9}],
+            publish_time=t + 5,
+        ),
         entrygen.legacy_compacted_batch([("user-5", b"x"), None, ("user-6", b"y")], codec="zstd"),
         pe.encode_entry([{"value": b"no key"}, {"key": "user-8", "value": b""}], publish_time=t + 6, checksum=False),
         chunk_only_first := entrygen.chunk_entries("user-9", big, 2, uuid="chunky-2", publish_time=t + 7)[0],

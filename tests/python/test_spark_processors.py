@@ -9,12 +9,14 @@ result must equal an in-process decode of the same entries.
 
 from __future__ import annotations
 
-
 import pyarrow as pa
+import pytest
 
 import pulsar_entries as pe
 from pulsar_entries import kafka
 from pulsar_entries.processors import KAFKA, PULSAR, Processor
+
+pytestmark = pytest.mark.spark
 
 
 def csv_entry(lines, *, publish_time):
@@ -33,9 +35,15 @@ def mixed_entries() -> pa.Table:
     data = [
         pe.encode_entry([{"value": b"p0", "key": "a"}, {"value": b"p1", "key": "b"}], publish_time=1_000),
         csv_entry(["u1,hello", "u2,world"], publish_time=2_000),
-        kafka.kop_entry([kafka.record_batch([{"key": b"k", "value": b"kafka-0", "timestamp": 5},
-                                             {"key": None, "value": None, "timestamp": 6}], compression="gzip")],
-                        publish_time=3_000),
+        kafka.kop_entry(
+            [
+                kafka.record_batch(
+                    [{"key": b"k", "value": b"kafka-0", "timestamp": 5}, {"key": None, "value": None, "timestamp": 6}],
+                    compression="gzip",
+                )
+            ],
+            publish_time=3_000,
+        ),
         csv_entry(["u3,ok", "!boom"], publish_time=4_000),
         csv_entry(["u4,last"], publish_time=5_000),
         pe.encode_entry([{"value": b"p2"}], publish_time=6_000),
@@ -57,8 +65,14 @@ def make_csv_processor():
                 if line == "!boom":
                     raise ValueError(f"bad line {i}")
                 key, value = line.split(",", 1)
-                out.append({"key": key, "value": value.encode(), "properties": {"line": str(i)},
-                            "event_time": context.publish_time + i})
+                out.append(
+                    {
+                        "key": key,
+                        "value": value.encode(),
+                        "properties": {"line": str(i)},
+                        "event_time": context.publish_time + i,
+                    }
+                )
             return out
 
     return CsvProcessor()

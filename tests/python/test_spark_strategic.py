@@ -23,13 +23,14 @@ from pyspark import cloudpickle
 
 import pulsar_entries as pe
 import pulsar_entries.spark as ps
-from pulsar_entries.sample import generate_topic
+from pulsar_entries._sample import generate_topic
 from pulsar_entries.strategies import FirstWins, LatestWins, VersionedState
 
-import entrygen
-import strategic_examples
-from conftest import spark_entries
-from strategic_examples import MergeTail, ShortestWins
+from support import entrygen, strategic_examples
+from support.strategic_examples import MergeTail, ShortestWins
+from support.tables import spark_entries
+
+pytestmark = pytest.mark.spark
 
 # The test module's strategies travel by value: executors cannot import tests/python.
 cloudpickle.register_pickle_by_value(strategic_examples)
@@ -65,7 +66,7 @@ def chunky_topic(seed: int = 0) -> pa.Table:
             )
         )
     msgs[2] = msgs[2][:2] + msgs[2]  # resent from chunk 0
-    msgs[4] = msgs[4][:2] + [msgs[4][1]] + msgs[4][2:]  # a duplicate
+    msgs[4] = [*msgs[4][:2], msgs[4][1], *msgs[4][2:]]  # a duplicate
     msgs[5] = msgs[5][1:]  # chunk 0 lost: an orphan
     msgs[6] = msgs[6][:-1]  # never finished: kept for a later run
     queues = [list(m) for m in msgs]
@@ -81,7 +82,9 @@ def chunky_topic(seed: int = 0) -> pa.Table:
                     value = None if rng.random() < 0.15 else rng.randbytes(rng.randrange(3, 30))
                     entries.append(pe.encode_entry([{"key": k, "value": value}], batch=False, publish_time=T0 + step))
                 if step % 5 == 0:
-                    batch = [{"key": f"k{rng.randrange(4)}", "value": rng.randbytes(rng.randrange(1, 20))} for _ in range(3)]
+                    batch = [
+                        {"key": f"k{rng.randrange(4)}", "value": rng.randbytes(rng.randrange(1, 20))} for _ in range(3)
+                    ]
                     batch.append({"value": b"no key"})
                     entries.append(pe.encode_entry(batch, publish_time=T0 + step, compression="lz4"))
     return pe.entries_table(entries, ledger_id=9)
@@ -187,6 +190,7 @@ def test_random_cuts_and_shuffles_equal_in_process(spark, tmp_path, seed):
     same(expected, spark_compact(shuffled, strategy=strategy, retain_null_key=retain))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retain_null_key", [False, True])
 def test_sample_topic_equals_in_process(spark, tmp_path, retain_null_key):
     table = mixed_topic()
@@ -194,10 +198,13 @@ def test_sample_topic_equals_in_process(spark, tmp_path, retain_null_key):
         expected = pe.compact(table, strategy=strategy, retain_null_key=retain_null_key)
         assert expected["error"].null_count < expected.num_rows < table.num_rows
         assert expected["error"].null_count < expected.num_rows  # corrupt / encrypted kept with a note
-        df = ps.read_entries(spark, write_files(table, [40, 41, 150, 290, table.num_rows - 6], tmp_path / type(strategy).__name__))
+        df = ps.read_entries(
+            spark, write_files(table, [40, 41, 150, 290, table.num_rows - 6], tmp_path / type(strategy).__name__)
+        )
         same(expected, spark_compact(df, strategy=strategy, retain_null_key=retain_null_key))
 
 
+@pytest.mark.slow
 def test_sample_topic_hash_partitioned_with_topic_partitions(spark):
     one = generate_topic(120, seed=2).entries
     two = chunky_topic(4)
@@ -273,12 +280,18 @@ def test_builtin_strategies_pickle():
     for s in (LatestWins(), FirstWins(), VersionedState({"A": ["B"]}, initial_state="A", first_version=1)):
         back = pickle.loads(pickle.dumps(s))
         assert type(back) is type(s)
-        for prev, cur in [(None, b'{"state":"B","version":1}'), (b'{"state":"A","version":1}', b'{"state":"B","version":2}'), (b"x", None), (b"a", b"b")]:
+        for prev, cur in [
+            (None, b'{"state":"B","version":1}'),
+            (b'{"state":"A","version":1}', b'{"state":"B","version":2}'),
+            (b"x", None),
+            (b"a", b"b"),
+        ]:
             assert back.should_keep_left(prev, cur) == s.should_keep_left(prev, cur)
     with pytest.raises(ValueError, match="unknown built-in"):
         pe._native.NativeStrategy("nope")
 
 
+@pytest.mark.slow
 def test_chunk_boundary_cases(spark, tmp_path):
     """Each boundary case of the partition pass, with files cut exactly there:
     a message restarted (chunk 0 resent) after its first attempt crossed a
@@ -298,11 +311,23 @@ def test_chunk_boundary_cases(spark, tmp_path):
     orphaned = chunked("c", 3, 2)
     unfinished = chunked("a", 4, 3)
     entries = [
-        resent[0], resent[1], plain("a", b"x" * 9, 1),  # | cut: resent restarts in the next file
-        resent[0], spanning[0], resent[1], resent[2], spanning[1],  # | cut
-        spanning[1], plain("b", b"y" * 12, 2), spanning[2],  # | cut (a duplicate chunk 1 first)
-        orphaned[1], spanning[3], plain("c", None, 3), unfinished[0],  # | cut
-        unfinished[1], plain("b", None, 4),
+        resent[0],
+        resent[1],
+        plain("a", b"x" * 9, 1),  # | cut: resent restarts in the next file
+        resent[0],
+        spanning[0],
+        resent[1],
+        resent[2],
+        spanning[1],  # | cut
+        spanning[1],
+        plain("b", b"y" * 12, 2),
+        spanning[2],  # | cut (a duplicate chunk 1 first)
+        orphaned[1],
+        spanning[3],
+        plain("c", None, 3),
+        unfinished[0],  # | cut
+        unfinished[1],
+        plain("b", None, 4),
     ]
     table = pe.entries_table(entries, ledger_id=4)
     cuts = [3, 8, 11, 15]

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
-from compaction_model import build, topics
 from pulsar_entries.strategies import FirstWins, LatestWins, ValueFormat, VersionedState
+
+from support.compaction_model import build, topics
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -137,7 +138,9 @@ def test_lone_survivor_keeps_its_metadata_and_singles_are_copied():
     rows = pe.decode(out.slice(1)).to_pylist()
     # k was deleted by the tombstone in entry 1, so entry 2's k is first again.
     assert [(r["key"], r["value"], r["batch_index"]) for r in rows] == [("k", b"2", 0), ("z", b"zz", 1)]
-    lone = pe.encode_entry([{"key": "k", "value": b"v", "properties": {"a": "b"}, "event_time": 9}, {"value": b"nokey"}], publish_time=5)
+    lone = pe.encode_entry(
+        [{"key": "k", "value": b"v", "properties": {"a": "b"}, "event_time": 9}, {"value": b"nokey"}], publish_time=5
+    )
     out = pe.compact(pe.entries_table([lone]), strategy=LatestWins())
     md = pe.parse_entry(out["data"][0].as_py())["metadata"]
     assert "num_messages_in_batch" not in md
@@ -199,7 +202,9 @@ def test_value_formats_and_strategy_errors():
             return {"n": prev["n"] + cur["n"]}
 
     values = [b"ab", b"abcd", b"x", "é".encode()]
-    table = pe.entries_table([pe.encode_entry([{"key": "k", "value": v}], publish_time=i) for i, v in enumerate(values)])
+    table = pe.entries_table(
+        [pe.encode_entry([{"key": "k", "value": v}], publish_time=i) for i, v in enumerate(values)]
+    )
     assert pe.TableView.from_entries(table, Longest()).get("k") == "abcd"
     assert pe.decode(pe.compact(table, strategy=Longest()))["value"].to_pylist() == [b"abcd"]
 
@@ -238,7 +243,9 @@ def test_value_formats_and_strategy_errors():
 
 def test_table_view_listeners_deletes_and_skips():
     entries = [
-        pe.encode_entry([{"key": "a", "value": b"1"}, {"value": b"no key"}, {"key": "b", "value": b"2"}], publish_time=1),
+        pe.encode_entry(
+            [{"key": "a", "value": b"1"}, {"value": b"no key"}, {"key": "b", "value": b"2"}], publish_time=1
+        ),
         pe.encode_entry([{"key": "a", "value": None}], publish_time=2),
         pe.encode_entry([{"key": "b", "value": b"3"}], publish_time=3),
     ]
@@ -266,13 +273,13 @@ def test_table_view_listeners_deletes_and_skips():
 
 
 def test_table_view_inputs():
-    import entrygen
+    from support import entrygen
 
     value = bytes(range(40))
     chunks = entrygen.chunk_entries("big", value, 3)
     bad = bytearray(pe.encode_entry([{"key": "q", "value": b"v"}], publish_time=1))
     bad[-1] ^= 1
-    table = pe.entries_table(chunks + [bytes(bad)])
+    table = pe.entries_table([*chunks, bytes(bad)])
     view = pe.TableView.from_entries(table)
     assert view.get("big") == value  # reassembled
     assert len(view.errors) == 1 and view.errors[0][2].startswith("checksum mismatch")

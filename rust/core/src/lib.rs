@@ -24,6 +24,7 @@
 mod arrow_types;
 pub mod batch;
 pub mod binary;
+pub mod bookkeeper;
 pub mod broker;
 pub mod chunks;
 pub mod compaction;
@@ -39,6 +40,7 @@ pub mod kafka;
 pub mod message_id;
 pub mod message_id_columns;
 pub mod metadata;
+pub mod metadata_store;
 pub mod offload;
 pub mod options;
 pub mod pass;
@@ -58,6 +60,12 @@ pub mod proto {
     /// (`proto/offload.proto`).
     pub mod offload {
         include!(concat!(env!("OUT_DIR"), "/pulsar_entries.offload.rs"));
+    }
+
+    /// Managed-ledger, bookie-registration and BookKeeper v3 protocol records
+    /// (`proto/bookkeeper.proto`).
+    pub mod bookkeeper {
+        include!(concat!(env!("OUT_DIR"), "/pulsar_entries.bookkeeper.rs"));
     }
 }
 

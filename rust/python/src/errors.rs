@@ -131,7 +131,7 @@ impl Class {
 }
 
 /// The class for a core error kind; `data` is the layer's own data class.
-fn class_of(kind: ErrorKind, data: Class) -> Class {
+pub fn class_of(kind: ErrorKind, data: Class) -> Class {
     match kind {
         ErrorKind::InputSchema => Class::InputSchema,
         ErrorKind::Options => Class::Options,

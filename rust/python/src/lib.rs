@@ -15,6 +15,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod broker;
 mod chunks;
+mod cluster;
 mod compaction;
 mod convert;
 mod entry;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE,
     )?;
     errors::register(m)?;
+    cluster::register(m)?;
     entry::register(m)?;
     processors::register(m)?;
     broker::register(m)?;

@@ -7,6 +7,7 @@ a flipped payload byte must give checksum_valid=false, a truncated entry an "err
 
     python3 tests/interop/java/selfcheck.py
 """
+
 import json
 import subprocess
 import sys

@@ -8,26 +8,23 @@ entry table, ``reference`` says what compaction must keep.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pyarrow as pa
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
 
-import entrygen
+from support import entrygen
 
 KEYS = ["k0", "k1", "k2", "k3"]
-MARKER = bytes.fromhex(
-    "0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101"
-)
+MARKER = bytes.fromhex("0e01c6b8e8fd000000250a1170756c7361722e74786e2e6d61726b657210051880d095ffbc31a00115b00102b80101")
 
 
 @dataclass
 class Msg:
-    key: Optional[str]
-    value: Optional[bytes]
-    event_time: Optional[int] = None
+    key: str | None
+    value: bytes | None
+    event_time: int | None = None
 
 
 @dataclass
@@ -36,8 +33,8 @@ class Entry:
     msgs: list[Msg] = field(default_factory=list)
     codec: str = "none"
     #: encrypted: num_messages_in_batch (None = not a batch); chunk: (uuid, chunk_id, num_chunks)
-    n: Optional[int] = None
-    chunk: Optional[tuple[str, int, int]] = None
+    n: int | None = None
+    chunk: tuple[str, int, int] | None = None
     broker_meta: bool = False
     #: chunk: the whole message value
     data: bytes = b""
@@ -65,13 +62,12 @@ def chunked(draw, uuid: str) -> list[Entry]:
     elif mode == "duplicate":
         ids = ids[:1] + ids[:1] + ids[1:]
     elif mode == "restart":
-        ids = [0] + ids
+        ids = [0, *ids]
     elif mode == "gap":
         ids = [0, n - 1]
     size = -(-len(value) // n)
     return [
-        Entry("chunk", [Msg(key, value[i * size : (i + 1) * size], et)], chunk=(uuid, i, n), data=value)
-        for i in ids
+        Entry("chunk", [Msg(key, value[i * size : (i + 1) * size], et)], chunk=(uuid, i, n), data=value) for i in ids
     ]
 
 
@@ -85,7 +81,11 @@ def topics(draw, max_entries: int = 14, chunks: bool = True, encrypted: bool = T
         if kind == "single":
             out.append(Entry("single", [draw(msgs)], draw(codecs), broker_meta=draw(st.booleans())))
         elif kind == "batch":
-            out.append(Entry("batch", draw(st.lists(msgs, min_size=1, max_size=6)), draw(codecs), broker_meta=draw(st.booleans())))
+            out.append(
+                Entry(
+                    "batch", draw(st.lists(msgs, min_size=1, max_size=6)), draw(codecs), broker_meta=draw(st.booleans())
+                )
+            )
         elif kind == "marker":
             out.append(Entry("marker"))
         elif kind == "encrypted":
@@ -97,6 +97,7 @@ def topics(draw, max_entries: int = 14, chunks: bool = True, encrypted: bool = T
 
 
 # ----------------------------------------------------------------- building
+
 
 def encode(e: Entry, index: int) -> bytes:
     publish_time = 1_700_000_000_000 + index
@@ -152,6 +153,7 @@ def build(topic: list[Entry]) -> pa.Table:
 
 # ----------------------------------------------------------------- reference
 
+
 def _tombstone(m: Msg) -> bool:
     return m.value is None or len(m.value) == 0
 
@@ -164,10 +166,7 @@ def reference(topic: list[Entry], order: str = "publish", retain_null_key: bool 
 
     def offer(key, positions, tombstone, et, batched):
         prev = latest.get(key)
-        if order == "event_time" and prev is not None:
-            newer = et > prev[1] if batched else et >= prev[1]
-        else:
-            newer = True
+        newer = (et > prev[1] if batched else et >= prev[1]) if order == "event_time" and prev is not None else True
         if not newer:
             return
         if tombstone:

@@ -3,15 +3,13 @@ own so that Spark executors can receive them (pickled by value)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 
 class MergeTail:
     """Merges accepted values as ``prev[-24:] + b"+" + cur`` (bytes format);
     rejects a value whose length is a multiple of 7 over an existing one, and
     refuses a deletion when the kept value's length is a multiple of 5."""
 
-    def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool:
+    def should_keep_left(self, prev: bytes | None, cur: bytes | None) -> bool:
         if prev is None:
             return False
         if cur is None:
@@ -28,14 +26,14 @@ class MergeTail:
 class ShortestWins:
     """No merge: keeps the shorter of two values; tombstones always delete."""
 
-    def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool:
+    def should_keep_left(self, prev: bytes | None, cur: bytes | None) -> bool:
         return prev is not None and cur is not None and len(prev) <= len(cur)
 
 
 class Exploding:
     """Fails on the first conflict, to check that a strategy's error stops the run."""
 
-    def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool:
+    def should_keep_left(self, prev: bytes | None, cur: bytes | None) -> bool:
         if prev is not None:
             raise ValueError("strategy exploded on purpose")
         return False

@@ -10,7 +10,6 @@ CRC32C is filled in with the value pulsar_entries computes for the entry.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pulsar_entries as pe
 
@@ -52,20 +51,20 @@ class Meta:
     producer_name: str = "gen"
     sequence_id: int = 0
     publish_time: int = 1_700_000_000_000
-    partition_key: Optional[str] = None
-    compression: Optional[str] = None
-    uncompressed_size: Optional[int] = None
-    num_messages_in_batch: Optional[int] = None
-    event_time: Optional[int] = None
+    partition_key: str | None = None
+    compression: str | None = None
+    uncompressed_size: int | None = None
+    num_messages_in_batch: int | None = None
+    event_time: int | None = None
     encryption_keys: list[tuple[str, bytes]] = field(default_factory=list)
-    encryption_param: Optional[bytes] = None
-    marker_type: Optional[int] = None
-    txnid_least_bits: Optional[int] = None
-    txnid_most_bits: Optional[int] = None
-    uuid: Optional[str] = None
-    num_chunks_from_msg: Optional[int] = None
-    total_chunk_msg_size: Optional[int] = None
-    chunk_id: Optional[int] = None
+    encryption_param: bytes | None = None
+    marker_type: int | None = None
+    txnid_least_bits: int | None = None
+    txnid_most_bits: int | None = None
+    uuid: str | None = None
+    num_chunks_from_msg: int | None = None
+    total_chunk_msg_size: int | None = None
+    chunk_id: int | None = None
     compacted_batch_indexes: list[int] = field(default_factory=list)
 
     def encode(self) -> bytes:
@@ -114,7 +113,7 @@ def frame(meta: Meta, payload: bytes) -> bytes:
     return b"\x0e\x01" + crc.to_bytes(4, "big") + body
 
 
-def record(payload: bytes, *, key: Optional[str] = None, compacted_out: bool = False, event_time=None) -> bytes:
+def record(payload: bytes, *, key: str | None = None, compacted_out: bool = False, event_time=None) -> bytes:
     """One batch record `[u32 size][SingleMessageMetadata][payload]`."""
     smm = b""
     if key is not None:
@@ -132,9 +131,7 @@ def record(payload: bytes, *, key: Optional[str] = None, compacted_out: bool = F
 PLACEHOLDER = record(b"", compacted_out=True)
 
 
-def encrypted_entry(
-    n: Optional[int], key: Optional[str], payload: bytes, *, publish_time: int = 1_700_000_000_000
-) -> bytes:
+def encrypted_entry(n: int | None, key: str | None, payload: bytes, *, publish_time: int = 1_700_000_000_000) -> bytes:
     """An encrypted entry (a batch of ``n`` when ``n`` is given): the payload is opaque."""
     meta = Meta(
         producer_name="enc",
@@ -150,14 +147,14 @@ def encrypted_entry(
 
 
 def chunk_entries(
-    key: Optional[str],
+    key: str | None,
     value: bytes,
     chunks: int,
     *,
     uuid: str = "gen-1",
     sequence_id: int = 1,
     publish_time: int = 1_700_000_000_000,
-    event_time: Optional[int] = None,
+    event_time: int | None = None,
 ) -> list[bytes]:
     """The entries of one chunked message: the payload is split, uncompressed."""
     size = -(-len(value) // chunks)
@@ -182,7 +179,7 @@ def chunk_entries(
     ]
 
 
-def legacy_compacted_batch(slots: list[Optional[tuple[str, bytes]]], *, codec: str = "none", indexes=False) -> bytes:
+def legacy_compacted_batch(slots: list[tuple[str, bytes] | None], *, codec: str = "none", indexes=False) -> bytes:
     """A compacted batch as pre-PIP-429 brokers wrote it: a placeholder for
     each ``None`` slot, no ``compacted_batch_indexes`` unless ``indexes``."""
     import zlib  # noqa: F401  (codecs other than none go through pulsar_entries)

@@ -1,0 +1,476 @@
+"""Reading a topic straight from a cluster's storage: the metadata store for the
+layout, the bookies (or tiered storage) for the entries, no broker in the path.
+
+Store addresses follow Pulsar's conventions:
+
+* ``zk:host:2181[,host2:2181][/chroot]`` - ZooKeeper (kazoo, read only);
+* ``rocksdb:/path/to/data/metadata`` - the RocksDB store of a *stopped*
+  standalone (rocksdict, opened read only).
+
+Nothing here writes to the store, fences a ledger, or reads past the
+last-add-confirmed of an open ledger: the bookie reads are
+:class:`pulsar_entries._native.BookieReader`'s, which never send a fencing
+flag or a master key.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _native
+
+#: The compaction subscription's cursor.
+COMPACTION_CURSOR = "__compaction"
+
+ENTRY_SCHEMA = pa.schema(
+    [
+        pa.field("ledger_id", pa.int64(), nullable=False),
+        pa.field("entry_id", pa.int64(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("data", pa.binary()),
+        pa.field("error", pa.string()),
+    ]
+)
+
+
+class MetadataStore(Protocol):
+    """The read side of a Pulsar metadata store."""
+
+    def get(self, path: str) -> bytes | None:
+        """The node's data, or ``None`` when the node does not exist."""
+
+    def children(self, path: str) -> list[str]:
+        """The names of the node's children (empty when it does not exist)."""
+
+    def close(self) -> None:
+        """Releases the connection."""
+
+
+class ZooKeeperStore:
+    """A ZooKeeper metadata store, read through kazoo. Only reads are issued."""
+
+    def __init__(self, hosts: str, *, timeout: float = 10.0) -> None:
+        try:
+            from kazoo.client import KazooClient
+            from kazoo.handlers.threading import KazooTimeoutError
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("reading a ZooKeeper store needs kazoo: pip install 'pulsar-entries[cluster]'") from e
+        self._zk = KazooClient(hosts=hosts, timeout=timeout, read_only=True, connection_retry={"max_tries": 1})
+        try:
+            self._zk.start(timeout=timeout)
+        except KazooTimeoutError:
+            self._zk.close()
+            raise OSError(f"metadata store zk:{hosts}: no ZooKeeper answered within {timeout:g} s") from None
+
+    def get(self, path: str) -> bytes | None:
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            data, _ = self._zk.get(path)
+        except NoNodeError:
+            return None
+        return bytes(data or b"")
+
+    def children(self, path: str) -> list[str]:
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            return sorted(self._zk.get_children(path))
+        except NoNodeError:
+            return []
+
+    def close(self) -> None:
+        self._zk.stop()
+        self._zk.close()
+
+
+class RocksDBStore:
+    """The RocksDB metadata store of a stopped standalone (``data/metadata``),
+    opened read only. Values carry a ``MetaValue`` header, stripped here."""
+
+    def __init__(self, path: str) -> None:
+        try:
+            from rocksdict import AccessType, Options, Rdict
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("reading a RocksDB store needs rocksdict: pip install 'pulsar-entries[cluster]'") from e
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"metadata store rocksdb:{path}: no such directory")
+        try:
+            self._db = Rdict(path, options=Options(raw_mode=True), access_type=AccessType.read_only())
+        except Exception as e:
+            raise OSError(f"metadata store rocksdb:{path}: cannot open it read only: {e}") from e
+
+    def get(self, path: str) -> bytes | None:
+        value = self._db.get(path.encode())
+        if value is None:
+            return None
+        return bytes(_native.strip_rocksdb_header(bytes(value)))
+
+    def children(self, path: str) -> list[str]:
+        # Children are the keys between `path/` and `path0` ('0' follows '/'), one level down.
+        prefix = path.rstrip("/") + "/"
+        out = set()
+        it = self._db.iter()
+        it.seek(prefix.encode())
+        while it.valid():
+            key = bytes(it.key()).decode("utf-8", "replace")
+            if not key.startswith(prefix):
+                break
+            out.add(key[len(prefix) :].split("/", 1)[0])
+            it.next()
+        return sorted(out)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def open_store(url: str, *, timeout: float = 10.0) -> MetadataStore:
+    """Opens a metadata store from its address (``zk:...`` or ``rocksdb:...``)."""
+    if not isinstance(url, str) or not url:
+        raise ValueError("metadata_url must be a non-empty string such as 'zk:127.0.0.1:2181' or 'rocksdb:/path'")
+    if url.startswith("zk:"):
+        hosts = url[3:].removeprefix("//")
+        if not hosts or hosts.startswith("/"):
+            raise ValueError(f"metadata_url {url!r}: expected zk:host:port[,host:port][/chroot]")
+        return ZooKeeperStore(hosts, timeout=timeout)
+    if url.startswith("rocksdb:"):
+        path = url[len("rocksdb:") :].removeprefix("//")
+        return RocksDBStore(path)
+    scheme = url.split(":", 1)[0] if ":" in url else url
+    raise ValueError(f"metadata_url {url!r}: unsupported store {scheme!r}; use zk:host:port[/chroot] or rocksdb:/path")
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """One ledger of a topic partition, with what is needed to read it."""
+
+    ledger_id: int
+    entries: int
+    size: int
+    #: The ledger node's bytes (``None`` when the BookKeeper copy is gone).
+    metadata: bytes | None
+    #: The parsed node, password left out (empty when ``metadata`` is None).
+    info: dict[str, Any] = field(default_factory=dict)
+    #: Offload state from the managed-ledger info, ``None`` if not offloaded.
+    offload: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One managed ledger: a non-partitioned topic, or one partition."""
+
+    topic: str
+    #: -1 for a non-partitioned topic.
+    partition: int
+    ledgers: list[Ledger]
+    #: The compacted ledger of the ``__compaction`` cursor, if the topic was compacted.
+    compacted: Ledger | None = None
+    #: The compaction horizon: the last entry compaction read (the cursor's
+    #: mark-delete position). A compacted read continues after it.
+    horizon: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class TopicLayout:
+    """A topic's storage layout, as the metadata store describes it."""
+
+    topic: str
+    partitions: list[Partition]
+    #: Bookie id -> ``host:port``.
+    bookies: dict[str, str]
+
+
+def _ledger(store: MetadataStore, ledger_id: int, entries: int = 0, size: int = 0, offload: Any = None) -> Ledger:
+    node = store.get(_native.ledger_path(ledger_id))
+    info = {} if node is None else _native.ledger_metadata(ledger_id, node)
+    return Ledger(ledger_id, entries, size, node, info, offload)
+
+
+def _bookie_addresses(store: MetadataStore, ids: set[str]) -> dict[str, str]:
+    out = {}
+    for bookie in sorted(ids):
+        node = store.get(f"/ledgers/available/{bookie}")
+        if node is None:
+            node = store.get(f"/ledgers/available/readonly/{bookie}")
+        # Not registered (down, or never registered): the id itself may be host:port.
+        out[bookie] = bookie if node is None else _native.bookie_address(bookie, node)
+    return out
+
+
+def resolve_topic(topic: str, store: MetadataStore, *, partitions: Sequence[int] | None = None) -> TopicLayout:
+    """A topic's partitions, ledgers, compacted ledger and bookies, read from the store."""
+    paths = _native.topic_paths(topic)
+    names: list[tuple[str, int]]
+    if paths["partition"] is not None:
+        names = [(paths["topic"], paths["partition"])]
+    else:
+        node = store.get(paths["partitioned_metadata"])
+        if node is None:
+            names = [(paths["topic"], -1)]
+        else:
+            n = _native.partition_count(node)
+            names = [(_native.partition_name(paths["topic"], i), i) for i in range(n)]
+    if partitions is not None:
+        wanted = set(partitions)
+        unknown = wanted - {p for _, p in names}
+        if unknown:
+            raise ValueError(f"topic {paths['topic']} has no partition {sorted(unknown)}")
+        names = [(n, p) for n, p in names if p in wanted]
+    parts = []
+    for name, index in names:
+        p = _native.topic_paths(name)
+        node = store.get(p["managed_ledger"])
+        if node is None:
+            raise LookupError(f"unknown topic {name}: no managed ledger at {p['managed_ledger']}")
+        ml = _native.managed_ledger_info(node)
+        ledgers = [_ledger(store, x["ledger_id"], x["entries"], x["size"], x["offload"]) for x in ml["ledgers"]]
+        parts.append(Partition(name, index, ledgers, *_compacted(store, p["compaction_cursor"])))
+    ids = {
+        b
+        for part in parts
+        for led in [*part.ledgers, part.compacted]
+        if led is not None
+        for _, ens in led.info.get("ensembles", [])
+        for b in ens
+    }
+    return TopicLayout(paths["topic"], parts, _bookie_addresses(store, ids))
+
+
+def _compacted(store: MetadataStore, cursor_path: str) -> tuple[Ledger | None, tuple[int, int] | None]:
+    """The compacted ledger and the horizon, from the ``__compaction`` cursor."""
+    node = store.get(cursor_path)
+    if node is None:
+        return None, None
+    ledger_id, horizon, cursor_ledger = _native.compacted_ledger(node)
+    if cursor_ledger >= 0:
+        # The cursor ledger's last entry holds the authoritative position and properties.
+        cl = _ledger(store, cursor_ledger)
+        if cl.metadata is not None:
+            reader = _native.BookieReader(_bookie_addresses(store, {b for _, e in cl.info["ensembles"] for b in e}))
+            try:
+                last = reader.last_readable(cursor_ledger, cl.metadata)
+            except OSError:
+                # No bookie answers (a stopped cluster read from its files): the node's
+                # own snapshot of the position and properties is what there is.
+                last = -1
+            if last >= 0:
+                rows = reader.read_ledger(cursor_ledger, cl.metadata, last, last)
+                data = rows.column("data")[0].as_py()
+                if data is not None:
+                    ledger_id, horizon, _ = _native.compacted_ledger(node, data)
+    if ledger_id is None:
+        return None, None
+    return _ledger(store, ledger_id), horizon
+
+
+class BookieFiles:
+    """A bookie's entry-log files as a ledger source: scanned once for the given
+    ledgers, then read like :class:`pulsar_entries._native.BookieReader`."""
+
+    def __init__(self, dirs: Sequence[str], ledgers: Sequence[Ledger]) -> None:
+        logs = sorted(
+            os.path.join(root, name)
+            for d in dirs
+            for root, _, names in os.walk(d)
+            for name in names
+            if name.endswith(".log") and os.path.basename(root) == "current"
+        )
+        if not logs:
+            raise FileNotFoundError(f"no entry logs (current/*.log) under {list(dirs)}")
+        wanted = [(led.ledger_id, led.metadata) for led in ledgers if led.metadata is not None]
+        table = pa.table(_native.read_bookie_files(logs, wanted))
+        damaged = pc.equal(table["ledger_id"], -1)
+        #: Damaged places in the files, each naming the file and offset.
+        self.errors = table.filter(damaged)
+        self._entries = table.filter(pc.invert(damaged))
+
+    def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: int | None = None) -> pa.Table:
+        t = self._entries
+        keep = pc.and_(pc.equal(t["ledger_id"], ledger_id), pc.greater_equal(t["entry_id"], first))
+        if last is not None:
+            keep = pc.and_(keep, pc.less_equal(t["entry_id"], last))
+        return t.filter(keep)
+
+
+def _offloaded_uuid(offload: dict[str, Any]) -> str:
+    mask = (1 << 64) - 1
+    return str(uuid.UUID(int=((offload["uid_msb"] & mask) << 64) | (offload["uid_lsb"] & mask)))
+
+
+def _with_partition(batch: Any, partition: int) -> pa.Table:
+    t = pa.table(batch) if not isinstance(batch, pa.Table) else batch
+    t = t.add_column(2, "partition", pa.array([partition] * t.num_rows, pa.int32()))
+    return t.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
+
+
+def _error_rows(ledger_id: int, partition: int, message: str) -> pa.Table:
+    return pa.table(
+        {"ledger_id": [ledger_id], "entry_id": [-1], "partition": [partition], "data": [None], "error": [message]},
+        schema=ENTRY_SCHEMA,
+    )
+
+
+def iter_topic(
+    layout: TopicLayout,
+    *,
+    reader: Any | None = None,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    start: tuple[int, int] | None = None,
+    end: tuple[int, int] | None = None,
+    read_compacted: bool = False,
+) -> Iterator[pa.Table]:
+    """The topic's entries, a table per ledger, in topic order, partition by
+    partition. A ledger that cannot be read at all gives one error row."""
+    reader = reader or _native.BookieReader(layout.bookies)
+    for part in layout.partitions:
+        horizon: tuple[int, int] | None = None
+        if read_compacted and part.compacted is not None and part.compacted.metadata is not None:
+            records = reader.read_ledger(part.compacted.ledger_id, part.compacted.metadata)
+            yield from _compacted_entries(records, part)
+            horizon = part.horizon or _compacted_to(part.compacted)
+        for led in part.ledgers:
+            first, last = 0, None
+            if horizon is not None:
+                if led.ledger_id < horizon[0]:
+                    continue
+                if led.ledger_id == horizon[0]:
+                    first = horizon[1] + 1
+            if start is not None:
+                if led.ledger_id < start[0]:
+                    continue
+                if led.ledger_id == start[0]:
+                    first = max(first, start[1])
+            if end is not None:
+                if led.ledger_id > end[0]:
+                    break
+                if led.ledger_id == end[0]:
+                    last = end[1]
+            yield _read_ledger(led, part.partition, reader, first, last, offload_filesystem, offload_prefix)
+
+
+def _read_ledger(
+    led: Ledger, partition: int, reader: Any, first: int, last: int | None, fs: Any, prefix: str
+) -> pa.Table:
+    off = led.offload
+    if off is not None and (led.metadata is None or off.get("bookkeeper_deleted") or fs is not None):
+        if fs is None:
+            return _error_rows(
+                led.ledger_id,
+                partition,
+                f"ledger {led.ledger_id} is offloaded (driver {off.get('driver')!r}, "
+                f"properties {off.get('driver_properties')}) and no offload_filesystem was given",
+            )
+        from .offload import read_offloaded_ledger
+
+        name = f"{_offloaded_uuid(off)}-ledger-{led.ledger_id}"
+        path = f"{prefix.rstrip('/')}/{name}" if prefix else name
+        try:
+            table = read_offloaded_ledger(
+                path, filesystem=fs, ledger_id=led.ledger_id, first_entry=first, last_entry=last
+            )
+        except OSError as e:
+            return _error_rows(led.ledger_id, partition, f"offloaded ledger {led.ledger_id} at {path}: {e}")
+        return _with_partition(table, partition)
+    if led.metadata is None:
+        return _error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: no ledger metadata in the store")
+    if led.info.get("state") == "CLOSED" and last is None and led.info.get("last_entry_id", -1) < first:
+        return _with_partition(reader.read_ledger(led.ledger_id, led.metadata, first, first - 1), partition)
+    try:
+        batch = reader.read_ledger(led.ledger_id, led.metadata, first, last)
+    except OSError as e:
+        return _error_rows(led.ledger_id, partition, str(e))
+    return _with_partition(batch, partition)
+
+
+def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
+    """The compacted ledger's records as topic entries (their original ids)."""
+    from .compaction import from_ledger_records
+
+    table = pa.table(records)
+    good = table.filter(table["error"].is_null())
+    bad = table.filter(table["error"].is_valid())
+    entries = from_ledger_records(pa.table({"record": good["data"]}))
+    entries = entries.set_column(
+        entries.schema.get_field_index("partition"),
+        "partition",
+        pa.array([part.partition] * entries.num_rows, pa.int32()),
+    )
+    yield entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
+    if bad.num_rows:
+        yield _with_partition(bad, part.partition)
+
+
+def _compacted_to(compacted: Ledger) -> tuple[int, int] | None:
+    """The compacted ledger's ``pulsar/compactedTo``: the last message compaction
+    kept, a lower bound of the horizon when the cursor does not give it."""
+    raw = compacted.info.get("custom_metadata", {}).get("pulsar/compactedTo")
+    if raw is None:
+        return None
+    mid = _native.MessageId.deserialize(bytes(raw))
+    return (mid.ledger_id, mid.entry_id)
+
+
+def read_topic(
+    topic: str,
+    *,
+    metadata_url: str,
+    partitions: Sequence[int] | None = None,
+    start_message_id: tuple[int, int] | None = None,
+    end_message_id: tuple[int, int] | None = None,
+    read_compacted: bool = False,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    bookie_dirs: Sequence[str] | None = None,
+    timeout: float = 30.0,
+) -> pa.Table:
+    """A topic's entries straight from the cluster's storage, in topic order:
+    ``ledger_id, entry_id, partition, data, error``, ready for :func:`decode`.
+
+    Live ledgers come from the bookies (read only: no fencing, nothing past
+    the last-add-confirmed); offloaded ones from ``offload_filesystem`` (a
+    ``pyarrow.fs`` filesystem, ``offload_prefix`` the bucket or directory).
+    ``read_compacted`` gives the compacted view: the compacted ledger, then
+    the topic after the compaction horizon. ``start_message_id`` and
+    ``end_message_id`` are inclusive ``(ledger_id, entry_id)`` bounds.
+
+    ``bookie_dirs`` reads a stopped cluster from its bookies' data directories
+    instead (entry logs under ``.../current/``): each copy's digest is checked,
+    ledgers are bounded by their metadata, and damaged places in the files
+    become error rows naming the file and offset.
+    """
+    store = open_store(metadata_url, timeout=timeout)
+    try:
+        layout = resolve_topic(topic, store, partitions=partitions)
+    finally:
+        store.close()
+    reader: Any
+    tables: list[pa.Table] = []
+    if bookie_dirs is not None:
+        ledgers = [led for p in layout.partitions for led in [*p.ledgers, p.compacted] if led is not None]
+        reader = BookieFiles(bookie_dirs, ledgers)
+        if reader.errors.num_rows:
+            tables.append(_with_partition(reader.errors, -1))
+    else:
+        reader = _native.BookieReader(layout.bookies, timeout_ms=int(timeout * 1000))
+    tables += list(
+        iter_topic(
+            layout,
+            reader=reader,
+            offload_filesystem=offload_filesystem,
+            offload_prefix=offload_prefix,
+            start=start_message_id,
+            end=end_message_id,
+            read_compacted=read_compacted,
+        )
+    )
+    if not tables:
+        return ENTRY_SCHEMA.empty_table()
+    return pa.concat_tables(tables)

@@ -1,0 +1,485 @@
+"""Run a real Apache Pulsar standalone (and a loopback S3 for its offloader) on this machine.
+
+Used by the test suite to hold pulsar-entries against a running Pulsar, and meant for the CLI
+later. Nothing here needs a Pulsar distribution: the broker runs from the Maven Central jars that
+``tests/real_pulsar/run.sh build`` copies into a ``lib`` directory, with the blob-store offloader
+``tiered-storage-jcloud`` as a ``.nar`` in an ``offloaders`` directory.
+
+Everything binds 127.0.0.1 (ZooKeeper, in ZooKeeper mode, binds all interfaces: it has no option;
+it gets a free, unusual port). The JVM resolves host names through a file that maps only loopback
+names (``-Djdk.net.hosts.file``), so the broker cannot reach any other host. Processes are
+stopped by their PID: SIGTERM, then SIGKILL after a grace period.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MotoServer", "Standalone", "StandaloneError", "free_port"]
+
+LOOPBACK = "127.0.0.1"
+#: Generic credentials for the loopback S3 (moto accepts any).
+S3_ACCESS_KEY = "pulsar-entries-test"
+S3_SECRET_KEY = "pulsar-entries-test-secret"
+S3_REGION = "us-east-1"
+
+_PIP70_INTERCEPTORS = ",".join(
+    [
+        "org.apache.pulsar.common.intercept.AppendBrokerTimestampMetadataInterceptor",
+        "org.apache.pulsar.common.intercept.AppendIndexMetadataInterceptor",
+    ]
+)
+
+# As Pulsar's own bin/pulsar passes them on Java 17.
+_JVM_OPENS = [
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.zip=ALL-UNNAMED",
+    "--add-opens=java.base/sun.net=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.platform=ALL-UNNAMED",
+    "--add-opens=java.management/sun.management=ALL-UNNAMED",
+    "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+]
+
+_LOG4J2 = """\
+<Configuration status="WARN">
+  <Appenders>
+    <Console name="out" target="SYSTEM_OUT">
+      <PatternLayout pattern="%d{ISO8601} [%t] %-5level %logger{36} - %msg%n"/>
+    </Console>
+  </Appenders>
+  <Loggers>
+    <Root level="info"><AppenderRef ref="out"/></Root>
+  </Loggers>
+</Configuration>
+"""
+
+
+# moto's server, answering every request as S3. Its stock dispatcher guesses the AWS service of each
+# request from headers and path; under the offloader's concurrent multipart uploads it sometimes
+# guesses none and answers HTTP 500, which fails the offload.
+_MOTO_S3_ONLY = """
+import sys
+from werkzeug.serving import run_simple
+from moto.moto_server.threaded_moto_server import MotoRequestHandler
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+class S3Only(DomainDispatcherApplication):
+    def get_application(self, environ):
+        if environ.get("PATH_INFO", "").startswith("/moto-api"):
+            return super().get_application(environ)
+        with self.lock:
+            app = self.app_instances.get("s3")
+            if app is None:
+                app = self.app_instances["s3"] = self.create_app("s3")
+            return app
+
+run_simple(sys.argv[1], int(sys.argv[2]), S3Only(create_backend_app), threaded=True,
+           request_handler=MotoRequestHandler)
+"""
+
+
+class StandaloneError(RuntimeError):
+    """The broker (or moto) did not start, or stopped unexpectedly; the message names its log."""
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return int(s.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(text[-lines:])
+
+
+def _stop_pid(proc: subprocess.Popen[bytes] | None, grace: float) -> None:
+    """SIGTERM the process, wait up to ``grace`` seconds, then SIGKILL it."""
+    if proc is None or proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def _http(
+    method: str, url: str, body: bytes | None = None, timeout: float = 30, content_type: str = "application/json"
+) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=body, method=method)
+    if body is not None:
+        req.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+class MotoServer:
+    """moto's S3 server on 127.0.0.1 (objects live in its memory only), serving S3 alone."""
+
+    def __init__(
+        self, workdir: Path, *, python: str = sys.executable, port: int | None = None, startup_timeout: float = 60.0
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.python = python
+        self.port = port or free_port()
+        self.startup_timeout = startup_timeout
+        self.log_path = self.workdir / "moto.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def start(self) -> MotoServer:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [self.python, "-c", _MOTO_S3_ONLY, LOOPBACK, str(self.port)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise StandaloneError(
+                    f"moto server exited with {self.proc.returncode}; log {self.log_path}:\n{_tail(self.log_path)}"
+                )
+            try:
+                status, _ = _http("GET", f"{self.endpoint}/moto-api/", timeout=2)
+                if status < 500:
+                    return self
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise StandaloneError(f"moto server not up after {self.startup_timeout:.0f} s; log {self.log_path}")
+            time.sleep(0.2)
+
+    def create_bucket(self, bucket: str) -> None:
+        status, body = _http("PUT", f"{self.endpoint}/{bucket}", body=b"")
+        if status != 200:
+            raise StandaloneError(f"moto: creating bucket {bucket!r} gave HTTP {status}: {body[:300]!r}")
+
+    def stop(self, grace: float = 10.0) -> None:
+        _stop_pid(self.proc, grace)
+
+    def __enter__(self) -> MotoServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class Standalone:
+    """One Apache Pulsar standalone (broker + bookie + metadata store), all on loopback.
+
+    ``metadata`` is ``"rocksdb"`` (the standalone's default store) or ``"zookeeper"``
+    (``PULSAR_STANDALONE_USE_ZOOKEEPER=1``). ``s3_endpoint`` and ``bucket`` configure the
+    offloader (driver ``S3``, jclouds' generic S3 API; never ``aws-s3``, which asks a public AWS
+    host for the bucket's region). ``config`` entries override the written ``broker.conf``.
+    """
+
+    def __init__(
+        self,
+        lib_dir: Path,
+        workdir: Path | None = None,
+        *,
+        offloaders_dir: Path | None = None,
+        metadata: str = "rocksdb",
+        s3_endpoint: str | None = None,
+        bucket: str = "pulsar-offload",
+        max_entries_per_ledger: int = 10,
+        max_message_size: int = 65536,
+        config: Mapping[str, Any] | None = None,
+        java: str = "java",
+        heap: str = "1g",
+        startup_timeout: float = 240.0,
+        extra_classpath: tuple[Path, ...] = (),
+        num_bookies: int = 1,
+    ) -> None:
+        if metadata not in ("rocksdb", "zookeeper"):
+            raise ValueError(f"metadata must be 'rocksdb' or 'zookeeper', not {metadata!r}")
+        self.lib_dir = Path(lib_dir).resolve()
+        if not any(self.lib_dir.glob("pulsar-broker-*.jar")):
+            raise StandaloneError(f"no pulsar-broker jar in {self.lib_dir} (run tests/real_pulsar/run.sh build)")
+        self._own_workdir = workdir is None
+        self.workdir = (
+            Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="pulsar-standalone-"))
+        )
+        self.offloaders_dir = Path(offloaders_dir).resolve() if offloaders_dir is not None else None
+        self.metadata = metadata
+        self.s3_endpoint = s3_endpoint
+        self.bucket = bucket
+        self.max_entries_per_ledger = max_entries_per_ledger
+        self.max_message_size = max_message_size
+        self.overrides = dict(config or {})
+        self.java = java
+        self.heap = heap
+        self.startup_timeout = startup_timeout
+        self.extra_classpath = extra_classpath
+        if num_bookies < 1 or (num_bookies > 1 and metadata != "zookeeper"):
+            raise ValueError("num_bookies must be 1, or more with the ZooKeeper metadata store")
+        self.num_bookies = num_bookies
+        self.broker_port = free_port()
+        self.web_port = free_port()
+        self.bookie_port = free_port()
+        self.zookeeper_port = free_port() if metadata == "zookeeper" else None
+        self.data_dir = self.workdir / "data"
+        self.config_path = self.workdir / "broker.conf"
+        self.hosts_path = self.workdir / "hosts"
+        self.log_path = self.workdir / "standalone.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        #: Seconds from start to ready, once started.
+        self.ready_seconds: float | None = None
+
+    # ------------------------------------------------------------------ addresses
+
+    @property
+    def service_url(self) -> str:
+        return f"pulsar://{LOOPBACK}:{self.broker_port}"
+
+    @property
+    def web_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.web_port}"
+
+    @property
+    def bookkeeper_dir(self) -> Path:
+        return self.data_dir / "bookkeeper"
+
+    @property
+    def metadata_dir(self) -> Path:
+        return self.data_dir / "metadata"
+
+    @property
+    def zookeeper_dir(self) -> Path:
+        return self.data_dir / "zookeeper"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    # ------------------------------------------------------------------ configuration
+
+    def broker_config(self) -> dict[str, str]:
+        """The ``broker.conf`` entries this standalone runs with."""
+        conf: dict[str, Any] = {
+            "clusterName": "standalone",
+            "bindAddress": LOOPBACK,
+            "advertisedAddress": LOOPBACK,
+            # The bookie reads this too; without it, it binds 0.0.0.0.
+            "listeningInterface": "lo",
+            "brokerServicePort": self.broker_port,
+            "webServicePort": self.web_port,
+            "managedLedgerDefaultEnsembleSize": 1,
+            "managedLedgerDefaultWriteQuorum": 1,
+            "managedLedgerDefaultAckQuorum": 1,
+            # Nothing is ever deleted behind the tests' back.
+            "defaultRetentionTimeInMinutes": -1,
+            "defaultRetentionSizeInMB": -1,
+            "brokerDeleteInactiveTopicsEnabled": "false",
+            # PIP-70 broker entry metadata, exposed to clients (getIndex / getBrokerPublishTime).
+            "brokerEntryMetadataInterceptors": _PIP70_INTERCEPTORS,
+            "exposingBrokerEntryMetadataToClientEnabled": "true",
+            "transactionCoordinatorEnabled": "true",
+            "systemTopicEnabled": "true",
+            # Small ledgers, so topics span several.
+            "managedLedgerMaxEntriesPerLedger": self.max_entries_per_ledger,
+            "managedLedgerMinLedgerRolloverTimeMinutes": 0,
+            # An outside reader sees the newest entry.
+            "bookkeeperExplicitLacIntervalInMills": 100,
+            # Small messages limit, so producers chunk.
+            "maxMessageSize": self.max_message_size,
+            "allowAutoTopicCreationType": "non-partitioned",
+            "webSocketServiceEnabled": "false",
+        }
+        if self.s3_endpoint is not None:
+            if self.offloaders_dir is None:
+                raise StandaloneError("an S3 endpoint needs offloaders_dir (the tiered-storage-jcloud .nar)")
+            conf.update(
+                {
+                    "offloadersDirectory": str(self.offloaders_dir),
+                    "managedLedgerOffloadDriver": "S3",
+                    "managedLedgerOffloadBucket": self.bucket,
+                    "managedLedgerOffloadRegion": S3_REGION,
+                    "managedLedgerOffloadServiceEndpoint": self.s3_endpoint,
+                    "managedLedgerOffloadMaxBlockSizeInBytes": 5 * 1024 * 1024,
+                    # Keep the BookKeeper copy, to compare the two.
+                    "managedLedgerOffloadDeletionLagMs": 7 * 24 * 3600 * 1000,
+                }
+            )
+        conf.update(self.overrides)
+        return {k: str(v) for k, v in conf.items()}
+
+    def _write_files(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text("".join(f"{k}={v}\n" for k, v in self.broker_config().items()))
+        names = sorted({"localhost", "localhost.localdomain", socket.gethostname(), socket.getfqdn()})
+        self.hosts_path.write_text(f"127.0.0.1 {' '.join(names)}\n::1 localhost ip6-localhost ip6-loopback\n")
+        (self.workdir / "log4j2.xml").write_text(_LOG4J2)
+
+    def command(self) -> list[str]:
+        classpath = os.pathsep.join([*(str(p) for p in self.extra_classpath), f"{self.lib_dir}/*"])
+        cmd = [
+            self.java,
+            "-Xms256m",
+            f"-Xmx{self.heap}",
+            "-XX:MaxDirectMemorySize=512m",
+            f"-Djdk.net.hosts.file={self.hosts_path}",
+            f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.xml'}",
+            "-Dzookeeper.admin.enableServer=false",
+            "-Djava.net.preferIPv4Stack=true",
+            *_JVM_OPENS,
+            "-cp",
+            classpath,
+            "org.apache.pulsar.PulsarStandaloneStarter",
+            "--config",
+            str(self.config_path),
+            "--no-functions-worker",
+            "--no-stream-storage",
+            "--bookkeeper-dir",
+            str(self.bookkeeper_dir),
+            "--bookkeeper-port",
+            str(self.bookie_port),
+            "--metadata-dir",
+            str(self.metadata_dir),
+        ]
+        if self.metadata == "zookeeper":
+            cmd += ["--zookeeper-dir", str(self.zookeeper_dir), "--zookeeper-port", str(self.zookeeper_port)]
+        if self.num_bookies > 1:
+            cmd += ["--num-bookies", str(self.num_bookies)]
+        return cmd
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("PULSAR_STANDALONE_USE_ZOOKEEPER", None)
+        if self.metadata == "zookeeper":
+            env["PULSAR_STANDALONE_USE_ZOOKEEPER"] = "1"
+        # The jclouds S3 offloader reads its credentials from these.
+        env["ACCESS_KEY_ID"] = S3_ACCESS_KEY
+        env["ACCESS_KEY_SECRET"] = S3_SECRET_KEY
+        return env
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> Standalone:
+        self._write_files()
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.workdir,
+                env=self.environment(),
+            )
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def wait_ready(self) -> None:
+        """Wait until ``GET /admin/v2/brokers/health`` answers ``ok`` and the standalone's
+        namespaces and transaction coordinator exist."""
+        started = time.monotonic()
+        deadline = started + self.startup_timeout
+        last = "no answer"
+        while True:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise StandaloneError(
+                    f"Pulsar standalone exited with {self.proc.returncode} before it was ready; "
+                    f"log {self.log_path}:\n{_tail(self.log_path)}"
+                )
+            try:
+                missing = self._not_ready()
+                if missing is None:
+                    self.ready_seconds = time.monotonic() - started
+                    return
+                last = missing
+            except (OSError, ValueError) as e:
+                last = str(e)
+            if time.monotonic() > deadline:
+                raise StandaloneError(
+                    f"Pulsar standalone not healthy after {self.startup_timeout:.0f} s ({last}); "
+                    f"log {self.log_path}:\n{_tail(self.log_path)}"
+                )
+            time.sleep(0.5)
+
+    def _not_ready(self) -> str | None:
+        """None when ready, else what is still missing. The standalone answers its health check
+        before it has created the ``public/default`` namespace and the transaction coordinator's
+        topic, so those are waited for too."""
+        status, body = _http("GET", f"{self.web_url}/admin/v2/brokers/health", timeout=10)
+        if status != 200 or body.strip() != b"ok":
+            return f"health: HTTP {status}: {body[:200]!r}"
+        status, body = _http("GET", f"{self.web_url}/admin/v2/namespaces/public", timeout=10)
+        if status != 200 or "public/default" not in json.loads(body):
+            return f"namespaces of public: HTTP {status}: {body[:200]!r}"
+        if self.broker_config().get("transactionCoordinatorEnabled") == "true":
+            path = "/admin/v2/persistent/pulsar/system/transaction_coordinator_assign/partitions"
+            status, body = _http("GET", f"{self.web_url}{path}", timeout=10)
+            if status != 200 or json.loads(body).get("partitions", 0) < 1:
+                return f"transaction coordinator topic: HTTP {status}: {body[:200]!r}"
+        return None
+
+    def stop(self, grace: float = 30.0) -> None:
+        _stop_pid(self.proc, grace)
+
+    def cleanup(self) -> None:
+        """Stop, and delete the work directory if this object created it."""
+        self.stop()
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Standalone:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ admin REST
+
+    def admin(self, method: str, path: str, body: Any = None, timeout: float = 60) -> Any:
+        """Call the admin REST API (``path`` below ``/admin/v2``); JSON in, JSON (or text) out."""
+        data = None if body is None else json.dumps(body).encode()
+        status, raw = _http(method, f"{self.web_url}/admin/v2{path}", body=data, timeout=timeout)
+        if status >= 300:
+            raise StandaloneError(f"{method} /admin/v2{path}: HTTP {status}: {raw[:500]!r} (log {self.log_path})")
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode(errors="replace")

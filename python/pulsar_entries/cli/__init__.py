@@ -1,0 +1,126 @@
+"""The `pulsar-entries` command line.
+
+Runs on embedded local Spark by default; `--master` points it at a cluster and
+`--engine local` runs in-process on Arrow tables, without Spark (or pyspark),
+for small inputs. Errors are one line on stderr and a non-zero exit; `--debug`
+shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .._native import __version__
+from ._commands import cmd_compact, cmd_decode, cmd_generate, cmd_inspect, cmd_last_id, cmd_seek
+from ._demo import cmd_demo
+from ._errors import CliError
+
+__all__ = ["CliError", "build_parser", "main"]
+
+
+# ----------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pulsar-entries",
+        description="Decode, inspect, compact and generate Apache Pulsar stored entries, outside the broker. "
+        "Runs on embedded local Spark by default.",
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--engine",
+        choices=("spark", "local"),
+        default="spark",
+        help="spark (default): run on Spark; local: in-process on Arrow tables, for small inputs",
+    )
+    p.add_argument(
+        "--master",
+        default="local[*]",
+        help="Spark master URL (default local[*]: embedded Spark); e.g. yarn, spark://host:7077, k8s://...",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    g = sub.add_parser(
+        "generate",
+        help="write a realistic sample topic, as Parquet entry tables (OUT/entries) and offload objects (OUT/offload)",
+    )
+    g.add_argument("out", metavar="OUT", help="output directory")
+    g.add_argument("--entries", type=int, default=1000, help="number of entries (default 1000)")
+    g.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    g.set_defaults(func=cmd_generate)
+
+    d = sub.add_parser("decode", help="decode entries into messages, written as Parquet")
+    d.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    d.add_argument("out", metavar="OUT", help="output: a Parquet directory (spark) or file (local)")
+    d.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
+    d.add_argument("--keep-markers", action="store_true", help="keep marker entries as rows")
+    d.set_defaults(func=cmd_decode)
+
+    i = sub.add_parser("inspect", help="summarize a topic: counts, codecs, sizes, time range, errors")
+    i.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    i.add_argument("--html", metavar="FILE", help="also write an HTML report with charts to FILE")
+    i.set_defaults(func=cmd_inspect)
+
+    c = sub.add_parser(
+        "compact",
+        help="compact a topic as the broker does: compacted entries, compacted-ledger records and the view",
+    )
+    c.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    c.add_argument("out", metavar="OUT", help="output directory: OUT/compacted, OUT/ledger-records, OUT/view (Parquet)")
+    c.add_argument(
+        "--strategy",
+        help="PIP-215 strategy: latest-wins, first-wins, versioned-state, or MODULE:CLASS (a user strategy)",
+    )
+    c.add_argument(
+        "--order", choices=["publish", "event_time"], default="publish", help="survivor order (default publish)"
+    )
+    c.add_argument("--retain-null-key", action="store_true", help="keep messages without a key")
+    c.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
+    c.set_defaults(func=cmd_compact)
+
+    sk = sub.add_parser("seek", help="the position a consumer seeking to a broker time lands on (PIP-70)")
+    sk.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    sk.add_argument("--time", required=True, help="ms since the epoch, or ISO-8601 (UTC unless a zone is given)")
+    sk.set_defaults(func=cmd_seek)
+
+    li = sub.add_parser("last-id", help="print the last message position of compacted entries (PIP-429)")
+    li.add_argument("input", metavar="IN", help="compacted entries (Parquet/Arrow file or directory)")
+    li.add_argument("--topic", help="the topic's entries, to choose the source as GetLastMessageId does")
+    li.add_argument("--horizon", help="compaction horizon LEDGER:ENTRY (default: the topic's last entry)")
+    li.add_argument("--no-read-compacted", action="store_true", help="answer as a reader without readCompacted")
+    li.set_defaults(func=cmd_last_id)
+
+    m = sub.add_parser(
+        "demo",
+        help="the main job: generate a sample topic, then decode, read offload, reassemble, seek, inspect, "
+        "compact and last-id",
+    )
+    m.add_argument("--dir", default="sample-topic", help="working directory (default ./sample-topic)")
+    m.add_argument("--entries", type=int, default=2000, help="entries in the sample topic (default 2000)")
+    m.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    m.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # one line for the user; --debug for the traceback
+        if args.debug:
+            raise
+        message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"pulsar-entries: error: {message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,379 @@
+"""Where the CLI's work runs: one interface, two engines.
+
+:class:`LocalEngine` runs in process on Arrow tables and needs no pyspark;
+:class:`SparkEngine` runs the same steps with :mod:`pulsar_entries.spark` on a
+session (embedded ``local[*]`` unless ``--master`` says otherwise), started
+only when a step needs it. Commands call the interface and never ask which
+engine they have.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .. import _native
+from .._broker import find_position_by_time
+from .._compaction import Compactor, MessagePosition, last_message_position, to_ledger_records
+from .._inputs import list_inputs, read_file
+from .._table_view import TableView
+from ._errors import CliError
+from ._report import Stats, stats_from_arrow
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass(frozen=True)
+class SeekResult:
+    """Where a consumer seeking by time lands, in one topic partition (-1: not partitioned)."""
+
+    partition: int
+    ledger_id: int
+    entry_id: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """What a compaction did: a summary line, the keys in its view and the view's first rows."""
+
+    summary: str
+    keys: int
+    view_head: list[dict]
+
+
+def compaction_summary(stats: dict, took: float) -> str:
+    rate = stats["messages_read"] / took if took else float("inf")
+    return (
+        f"{stats['entries_read']:,} entries ({stats['messages_read']:,} messages, {stats['keys']:,} keys) -> "
+        f"{stats['entries_written']:,} entries ({stats['messages_written']:,} messages) "
+        f"in {took * 1000:.0f} ms ({rate:,.0f} messages/s); "
+        f"{stats['tombstones']:,} tombstones, {stats['null_key_dropped']:,} key-less dropped, "
+        f"{stats['markers']:,} markers, {stats['unreadable_entries']:,} unreadable kept unchanged"
+    )
+
+
+class Engine(ABC):
+    """The steps the commands run. Sources are entry files (Parquet / Arrow),
+    offload objects, or directories of them; outputs are Parquet."""
+
+    #: Several workers, each on part of the topic: worth checking against the in-process answer.
+    distributed = False
+
+    def __init__(self, progress: bool) -> None:
+        self.progress = progress
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Where the work runs, for the demo's headings."""
+
+    @abstractmethod
+    def output(self, out: Path, name: str) -> Path:
+        """The path of output ``name`` under ``out``: a file locally, a directory on Spark."""
+
+    @abstractmethod
+    def dataset(self, out: Path, name: str) -> Path:
+        """Where output ``name`` goes in the directory ``out / name``: one file
+        in it locally, the directory itself (of Spark's parts) on Spark."""
+
+    @abstractmethod
+    def read(self, source: str | Path) -> pa.Table:
+        """Every entry under ``source``, as one Arrow table (``ledger_id``, ``entry_id``, ``data``)."""
+
+    @abstractmethod
+    def decode(self, source: str | Path, out: str | Path, **options: Any) -> tuple[int, int]:
+        """Decodes ``source`` into Parquet at ``out``: (rows, error rows)."""
+
+    @abstractmethod
+    def stats(self, source: str | Path, messages: str | Path | None = None) -> Stats:
+        """The inspect figures of ``source``; of already decoded ``messages`` when given."""
+
+    @abstractmethod
+    def compact(self, source: str | Path, outputs: dict[str, Path], *, head: int = 0, **options: Any) -> Compacted:
+        """Compacts ``source`` (``options`` as :class:`pulsar_entries.Compactor`'s);
+        writes the compacted entries (``outputs["compacted"]``), their
+        compacted-ledger records (``"records"``) and the key -> value view
+        (``"view"``) where ``outputs`` says; ``head`` rows of the view come back."""
+
+    @abstractmethod
+    def reassemble_chunks(self, messages: str | Path) -> pa.Table:
+        """The chunked messages of decoded ``messages``, reassembled: rows with a ``status``."""
+
+    @abstractmethod
+    def seek(self, source: str | Path, t: int) -> list[SeekResult]:
+        """Seek by broker time (ms) in each topic partition (PIP-70)."""
+
+    @abstractmethod
+    def last_message_position(
+        self,
+        source: str | Path,
+        *,
+        topic: str | Path | None = None,
+        read_compacted: bool = True,
+        horizon: tuple[int, int] | None = None,
+    ) -> MessagePosition:
+        """The last message position of the compacted entries under ``source`` (PIP-429)."""
+
+
+# ----------------------------------------------------------------------------- local
+
+
+def read_entries(source: str | Path) -> pa.Table:
+    """Every entry under ``source`` in process (``ledger_id``, ``entry_id``, ``data``)."""
+    return pa.Table.from_batches([b for item in entry_files(source) for b in read_file(*item)]).drop_columns(["error"])
+
+
+def entry_files(source: str | Path) -> list[tuple[str, ...]]:
+    """The inputs under ``source``: entry tables and offload objects."""
+    try:
+        return list_inputs(str(source))
+    except FileNotFoundError as e:
+        raise CliError(str(e)) from None
+
+
+def entry_batches(files: list[tuple[str, ...]]) -> Iterator[pa.RecordBatch]:
+    """Entry batches (``ledger_id``, ``entry_id``, ``data``), one input at a time."""
+    for item in files:
+        for batch in read_file(*item):
+            yield batch.drop_columns(["error"])
+
+
+class LocalEngine(Engine):
+    """In process, on Arrow tables: for inputs that fit in memory. Needs no pyspark."""
+
+    def describe(self) -> str:
+        return "in-process (no Spark)"
+
+    def output(self, out: Path, name: str) -> Path:
+        return out / f"{name}.parquet"
+
+    def dataset(self, out: Path, name: str) -> Path:
+        return out / name / "part-0.parquet"
+
+    def read(self, source: str | Path) -> pa.Table:
+        return read_entries(source)
+
+    def decode_table(self, entries: pa.Table, **options: Any) -> pa.Table:
+        """Decode in slices, with a progress bar on a terminal."""
+        step = 4096
+        parts = []
+        for start in range(0, max(entries.num_rows, 1), step):
+            parts.append(_native.decode(entries.slice(start, step), **options))
+            if self.progress:
+                done = min(entries.num_rows, start + step)
+                width = 30
+                filled = width * done // max(entries.num_rows, 1)
+                print(
+                    f"\r  decoding [{'#' * filled}{'.' * (width - filled)}] {done:,}/{entries.num_rows:,} entries",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        if self.progress:
+            print(file=sys.stderr)
+        return pa.concat_tables(parts)
+
+    def decode(self, source: str | Path, out: str | Path, **options: Any) -> tuple[int, int]:
+        messages = self.decode_table(read_entries(source), **options)
+        pq.write_table(messages, out)
+        return messages.num_rows, messages.num_rows - messages["error"].null_count
+
+    def stats(self, source: str | Path, messages: str | Path | None = None) -> Stats:
+        entries = read_entries(source)
+        decoded = pq.read_table(messages) if messages is not None else self.decode_table(entries)
+        return stats_from_arrow(entries, decoded)
+
+    def compact(self, source: str | Path, outputs: dict[str, Path], *, head: int = 0, **options: Any) -> Compacted:
+        started = time.perf_counter()
+        files = entry_files(source)
+        compactor = Compactor(**options)
+        # Two passes over the files: memory is bounded by the number of keys, not the topic.
+        for batch in entry_batches(files):
+            compactor.observe(batch)
+        parts = [compactor.write(batch) for batch in entry_batches(files)]
+        if not parts:
+            raise CliError(f"{source}: no entries")
+        compacted = pa.concat_tables(parts)
+        view = TableView.from_entries(compacted).to_arrow()
+        tables = {"compacted": compacted, "records": to_ledger_records(compacted), "view": view}
+        for name, path in outputs.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(tables[name], path)
+        took = time.perf_counter() - started
+        if options.get("strategy") is None:
+            summary = compaction_summary(compactor.stats(), took)
+        else:
+            summary = f"{compacted.num_rows:,} entries in {took * 1000:.0f} ms"
+        return Compacted(summary, view.num_rows, view.slice(0, head).to_pylist())
+
+    def reassemble_chunks(self, messages: str | Path) -> pa.Table:
+        return _native.reassemble_chunks(pq.read_table(messages))
+
+    def seek(self, source: str | Path, t: int) -> list[SeekResult]:
+        entries = read_entries(source).sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
+        if entries.num_rows == 0:
+            raise CliError(f"{source}: no entries")
+        pos = find_position_by_time(entries, t)
+        where = "past the last entry" if pos.row >= entries.num_rows else f"row {pos.row:,}"
+        note = f"({where}; read {pos.entries_read} of {entries.num_rows:,} entries)"
+        return [SeekResult(-1, pos.ledger_id, pos.entry_id, note)]
+
+    def last_message_position(
+        self,
+        source: str | Path,
+        *,
+        topic: str | Path | None = None,
+        read_compacted: bool = True,
+        horizon: tuple[int, int] | None = None,
+    ) -> MessagePosition:
+        return last_message_position(
+            read_entries(source),
+            topic_entries=read_entries(topic) if topic is not None else None,
+            read_compacted=read_compacted,
+            horizon=horizon,
+        )
+
+
+# ----------------------------------------------------------------------------- Spark
+
+
+class SparkEngine(Engine):
+    """On Spark with :mod:`pulsar_entries.spark`; the session starts at the first step that needs it."""
+
+    distributed = True
+
+    def __init__(self, progress: bool, master: str) -> None:
+        super().__init__(progress)
+        self.master = master
+        self._session: SparkSession | None = None
+
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark session for this run: embedded `local[*]` unless --master says otherwise."""
+        if self._session is None:
+            try:
+                from pyspark.sql import SparkSession
+            except ImportError as e:
+                raise CliError(
+                    "the spark engine needs pyspark: pip install 'pulsar-entries[spark]', or use --engine local"
+                ) from e
+            if self.master.startswith("local"):
+                # Executors on this machine run this interpreter, which has pulsar_entries.
+                os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+                os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            spark = (
+                SparkSession.builder.master(self.master)
+                .appName("pulsar-entries")
+                .config("spark.ui.showConsoleProgress", "true" if self.progress else "false")
+                .config("spark.sql.shuffle.partitions", str(max(4, os.cpu_count() or 4)))
+                .getOrCreate()
+            )
+            spark.sparkContext.setLogLevel("ERROR")
+            self._session = spark
+        return self._session
+
+    @property
+    def ps(self) -> ModuleType:
+        """:mod:`pulsar_entries.spark`, once the session is up (which says what is missing)."""
+        if self._session is None:
+            self.spark  # noqa: B018 - first: without pyspark, a one-line error that says what to install
+        from .. import spark
+
+        return spark
+
+    def entries(self, source: str | Path) -> DataFrame:
+        ps = self.ps
+        return ps.read_entries(self.spark, str(source))
+
+    def describe(self) -> str:
+        return "embedded Spark " + self.master
+
+    def output(self, out: Path, name: str) -> Path:
+        return out / name
+
+    def dataset(self, out: Path, name: str) -> Path:
+        return out / name
+
+    def read(self, source: str | Path) -> pa.Table:
+        return self.entries(source).drop("error").toArrow()
+
+    def decode(self, source: str | Path, out: str | Path, **options: Any) -> tuple[int, int]:
+        ps = self.ps
+        ps.decode(self.entries(source), **options).write.mode("overwrite").parquet(str(out))
+        written = self.spark.read.parquet(str(out))
+        return written.count(), written.filter("error IS NOT NULL").count()
+
+    def stats(self, source: str | Path, messages: str | Path | None = None) -> Stats:
+        from ._report import stats_from_spark
+
+        ps = self.ps
+        entries = self.entries(source)
+        decoded = self.spark.read.parquet(str(messages)) if messages is not None else ps.decode(entries)
+        return stats_from_spark(entries, decoded)
+
+    def compact(self, source: str | Path, outputs: dict[str, Path], *, head: int = 0, **options: Any) -> Compacted:
+        ps = self.ps
+        started = time.perf_counter()
+        path = outputs["compacted"]
+        ps.compact(self.entries(source).drop("error"), **options).write.mode("overwrite").parquet(str(path))
+        written = self.entries(path)
+        if "records" in outputs:
+            ps.to_ledger_records(written).write.mode("overwrite").parquet(str(outputs["records"]))
+        view = ps.compacted_view(written)
+        if "view" in outputs:
+            view.write.mode("overwrite").parquet(str(outputs["view"]))
+            keys = self.spark.read.parquet(str(outputs["view"])).count()
+        else:
+            keys = view.count()
+        rows = written.count()
+        took = time.perf_counter() - started
+        view_head = view.limit(head).toArrow().to_pylist() if head else []
+        return Compacted(f"{rows:,} entries in {took:.1f}s", keys, view_head)
+
+    def reassemble_chunks(self, messages: str | Path) -> pa.Table:
+        ps = self.ps
+        # Ledgers are files, so Spark partitions: messages crossing a ledger go through the shuffle.
+        return ps.reassemble_chunks(self.spark.read.parquet(str(messages))).filter("status IS NOT NULL").toArrow()
+
+    def seek(self, source: str | Path, t: int) -> list[SeekResult]:
+        ps = self.ps
+        rows = ps.find_position_by_time(self.entries(source), t).collect()
+        if not rows:
+            raise CliError(f"{source}: no entries")
+        return [SeekResult(r["partition"], r["ledger_id"], r["entry_id"]) for r in rows]
+
+    def last_message_position(
+        self,
+        source: str | Path,
+        *,
+        topic: str | Path | None = None,
+        read_compacted: bool = True,
+        horizon: tuple[int, int] | None = None,
+    ) -> MessagePosition:
+        if topic is not None or horizon is not None:
+            # Choosing between the topic and its compacted ledger reads a few
+            # entries of each: in process.
+            return LocalEngine(self.progress).last_message_position(
+                source, topic=topic, read_compacted=read_compacted, horizon=horizon
+            )
+        ps = self.ps
+        return ps.last_message_position(self.entries(source))
+
+
+def engine_for(name: str, *, progress: bool, master: str) -> Engine:
+    """The engine ``--engine`` names."""
+    if name == "local":
+        return LocalEngine(progress)
+    return SparkEngine(progress, master)

@@ -1,0 +1,284 @@
+"""Topic statistics (the CLI's `inspect`), computed in-process from Arrow
+tables or on Spark with aggregations that return only small results, then
+rendered as text or as a self-contained HTML page with SVG charts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+QUANTILES = (0.0, 0.5, 0.9, 1.0)
+RATE_BUCKETS = 60
+
+
+@dataclass
+class Stats:
+    entries: int = 0
+    entry_bytes: int = 0
+    messages: int = 0
+    error_rows: int = 0
+    entries_with_rows: int = 0
+    codecs: dict[str, int] = field(default_factory=dict)
+    batch_entries: int = 0
+    batch_size_q: list[int] = field(default_factory=list)
+    entry_size_q: list[int] = field(default_factory=list)
+    producers: list[str] = field(default_factory=list)
+    distinct_keys: int = 0
+    null_values: int = 0
+    publish_range: tuple[int | None, int | None] = (None, None)
+    broker_range: tuple[int | None, int | None] = (None, None)
+    index_range: tuple[int | None, int | None] = (None, None)
+    chunk_entries: int = 0
+    chunked_messages: int = 0  # distinct uuids among the chunk rows
+    processors: dict[str, int] = field(default_factory=dict)  # rows per payload processor
+    transactions: dict[str, int] = field(default_factory=dict)  # rows per transaction status
+    errors: list[tuple[int, int, str]] = field(default_factory=list)
+    # Histograms: entry sizes and value sizes by power of two; messages per publish-time bucket.
+    entry_size_hist: dict[int, int] = field(default_factory=dict)
+    value_size_hist: dict[int, int] = field(default_factory=dict)
+    rate: list[tuple[int, int]] = field(default_factory=list)  # (bucket start ms, messages)
+    rate_bucket_ms: int = 0
+
+
+def _log2_bucket(n: int) -> int:
+    return 0 if n <= 0 else int(math.log2(n))
+
+
+def _exact_quantiles(values: list[int]) -> list[int]:
+    if not values:
+        return []
+    s = sorted(values)
+    return [s[min(len(s) - 1, int(q * len(s)))] if q < 1 else s[-1] for q in QUANTILES]
+
+
+def _bucket_ms(lo: int | None, hi: int | None) -> int:
+    if lo is None or hi is None:
+        return 0
+    return max(1, math.ceil((hi - lo + 1) / RATE_BUCKETS))
+
+
+def stats_from_arrow(entries: pa.Table, messages: pa.Table) -> Stats:
+    """Exact statistics of a decoded topic held in memory."""
+    st = Stats(entries=entries.num_rows)
+    sizes = pc.binary_length(entries["data"]).fill_null(0).to_pylist()
+    st.entry_bytes = sum(sizes)
+    st.entry_size_q = _exact_quantiles(sizes)
+    for s in sizes:
+        st.entry_size_hist[_log2_bucket(s)] = st.entry_size_hist.get(_log2_bucket(s), 0) + 1
+    good = messages.filter(pc.is_null(messages["error"]))
+    bad = messages.filter(pc.is_valid(messages["error"]))
+    st.messages, st.error_rows = good.num_rows, bad.num_rows
+    st.entries_with_rows = len(set(zip(messages["ledger_id"].to_pylist(), messages["entry_id"].to_pylist())))
+    per_entry = good.group_by(["ledger_id", "entry_id"]).aggregate(
+        [("compression", "min"), ("num_messages", "max"), ("batch_index", "max")]
+    )
+    for codec in per_entry["compression_min"].to_pylist():
+        st.codecs[codec] = st.codecs.get(codec, 0) + 1
+    batches = per_entry.filter(pc.greater_equal(per_entry["batch_index_max"], 0))["num_messages_max"].to_pylist()
+    st.batch_entries, st.batch_size_q = len(batches), _exact_quantiles(batches)
+    st.producers = sorted(p for p in good["producer_name"].unique().to_pylist() if p)
+    st.distinct_keys = pc.count_distinct(good["key"]).as_py()
+    st.null_values = good.num_rows - pc.count(good["value"]).as_py()
+    for v in pc.binary_length(good["value"]).drop_null().to_pylist():
+        st.value_size_hist[_log2_bucket(v)] = st.value_size_hist.get(_log2_bucket(v), 0) + 1
+
+    def rng(col: str) -> tuple[int | None, int | None]:
+        mm = pc.min_max(pc.cast(good[col], pa.int64()))
+        return mm["min"].as_py(), mm["max"].as_py()
+
+    st.publish_range, st.broker_range, st.index_range = (
+        rng("publish_time"),
+        rng("broker_timestamp"),
+        rng("broker_index"),
+    )
+    chunks = good.filter(pc.is_valid(good["uuid"]))
+    st.chunk_entries, st.chunked_messages = chunks.num_rows, pc.count_distinct(chunks["uuid"]).as_py()
+    for name, col in (("processors", "processor"), ("transactions", "txn_status")):
+        counts = getattr(st, name)
+        for v in good[col].to_pylist():
+            if v is not None:
+                counts[v] = counts.get(v, 0) + 1
+    st.rate_bucket_ms = _bucket_ms(*st.publish_range)
+    lo = st.publish_range[0]
+    if st.rate_bucket_ms and lo is not None:
+        buckets: dict[int, int] = {}
+        for t in pc.cast(good["publish_time"], pa.int64()).to_pylist():
+            b = lo + (t - lo) // st.rate_bucket_ms * st.rate_bucket_ms
+            buckets[b] = buckets.get(b, 0) + 1
+        st.rate = sorted(buckets.items())
+    st.errors = [
+        (r["ledger_id"], r["entry_id"], r["error"])
+        for r in bad.select(["ledger_id", "entry_id", "error"]).to_pylist()[:10]
+    ]
+    return st
+
+
+def stats_from_spark(entries: Any, messages: Any) -> Stats:
+    """Statistics computed by Spark; only aggregates come back to the driver.
+    Quantiles are approximate (``percentile_approx``)."""
+    from pyspark.sql import functions as F
+
+    st = Stats()
+    e = (
+        entries.select(F.length("data").alias("size"))
+        .agg(
+            F.count("*").alias("n"),
+            F.coalesce(F.sum("size"), F.lit(0)).alias("bytes"),
+            F.percentile_approx("size", list(QUANTILES)).alias("q"),
+        )
+        .first()
+    )
+    st.entries, st.entry_bytes, st.entry_size_q = e["n"], e["bytes"], list(e["q"] or [])
+    for r in entries.groupBy(F.floor(F.log2(F.greatest(F.length("data"), F.lit(1)))).alias("b")).count().collect():
+        st.entry_size_hist[int(r["b"])] = r["count"]
+    messages = messages.cache()
+    good = messages.filter(F.col("error").isNull())
+    m = good.agg(
+        F.count("*").alias("n"),
+        F.countDistinct("key").alias("keys"),
+        F.sum(F.when(F.col("value").isNull(), 1).otherwise(0)).alias("nulls"),
+        F.min(F.col("publish_time").cast("double")).alias("p_lo"),
+        F.max(F.col("publish_time").cast("double")).alias("p_hi"),
+        F.min(F.col("broker_timestamp").cast("double")).alias("b_lo"),
+        F.max(F.col("broker_timestamp").cast("double")).alias("b_hi"),
+        F.min("broker_index").alias("i_lo"),
+        F.max("broker_index").alias("i_hi"),
+        F.collect_set("producer_name").alias("producers"),
+    ).first()
+    ms = lambda v: None if v is None else round(v * 1000)  # noqa: E731  (seconds -> ms)
+    st.messages, st.distinct_keys, st.null_values = m["n"], m["keys"], m["nulls"] or 0
+    st.publish_range, st.broker_range = (ms(m["p_lo"]), ms(m["p_hi"])), (ms(m["b_lo"]), ms(m["b_hi"]))
+    st.index_range = (m["i_lo"], m["i_hi"])
+    st.producers = sorted(p for p in m["producers"] if p)
+    st.error_rows = messages.filter(F.col("error").isNotNull()).count()
+    st.entries_with_rows = messages.select("ledger_id", "entry_id").distinct().count()
+    per_entry = good.groupBy("ledger_id", "entry_id").agg(
+        F.min("compression").alias("codec"), F.max("num_messages").alias("n"), F.max("batch_index").alias("bi")
+    )
+    st.codecs = {r["codec"]: r["count"] for r in per_entry.groupBy("codec").count().collect()}
+    c = good.filter(F.col("uuid").isNotNull()).agg(F.count("*").alias("n"), F.countDistinct("uuid").alias("u")).first()
+    st.chunk_entries, st.chunked_messages = c["n"], c["u"]
+    for name, col in (("processors", "processor"), ("transactions", "txn_status")):
+        rows = good.filter(F.col(col).isNotNull()).groupBy(col).count().collect()
+        setattr(st, name, {r[col]: r["count"] for r in rows})
+    b = (
+        per_entry.filter("bi >= 0")
+        .agg(F.count("*").alias("c"), F.percentile_approx("n", list(QUANTILES)).alias("q"))
+        .first()
+    )
+    st.batch_entries, st.batch_size_q = b["c"], list(b["q"] or [])
+    for r in (
+        good.filter(F.col("value").isNotNull())
+        .groupBy(F.floor(F.log2(F.greatest(F.length("value"), F.lit(1)))).alias("b"))
+        .count()
+        .collect()
+    ):
+        st.value_size_hist[int(r["b"])] = r["count"]
+    st.rate_bucket_ms = _bucket_ms(*st.publish_range)
+    lo = st.publish_range[0]
+    if st.rate_bucket_ms and lo is not None:
+        width = st.rate_bucket_ms
+        bucket = F.lit(lo) + F.floor((F.round(F.col("publish_time").cast("double") * 1000) - lo) / width) * width
+        st.rate = sorted((int(r["b"]), r["count"]) for r in good.groupBy(bucket.alias("b")).count().collect())
+    st.errors = [
+        (r["ledger_id"], r["entry_id"], r["error"])
+        for r in messages.filter(F.col("error").isNotNull()).orderBy("ledger_id", "entry_id").limit(10).collect()
+    ]
+    messages.unpersist()
+    return st
+
+
+def _fmt_ms(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+def _fmt_q(q: list[int]) -> str:
+    if not q:
+        return "-"
+    return f"min {q[0]:,}, p50 {q[1]:,}, p90 {q[2]:,}, max {q[3]:,}"
+
+
+def render_text(st: Stats) -> str:
+    lines = [
+        f"entries            {st.entries:>10,}",
+        f"messages decoded   {st.messages:>10,}",
+        f"entries with error {st.error_rows:>10,}",
+        f"entries skipped    {st.entries - st.entries_with_rows:>10,}  (markers)",
+        "codecs (entries)   " + ", ".join(f"{c} {n:,}" for c, n in sorted(st.codecs.items())),
+        f"batch entries      {st.batch_entries:>10,}  messages per batch: {_fmt_q(st.batch_size_q)}",
+        f"entry bytes        {st.entry_bytes:>10,}  per entry: {_fmt_q(st.entry_size_q)}",
+        f"chunk entries      {st.chunk_entries:>10,}  of {st.chunked_messages:,} chunked messages",
+        f"producers          {len(st.producers):>10,}  {', '.join(st.producers[:6])}",
+        f"distinct keys      {st.distinct_keys:>10,}  null values: {st.null_values:,}",
+        f"publish_time       {_fmt_ms(st.publish_range[0])} .. {_fmt_ms(st.publish_range[1])}",
+        f"broker_timestamp   {_fmt_ms(st.broker_range[0])} .. {_fmt_ms(st.broker_range[1])}",
+    ]
+    if st.processors:
+        lines.append("processors (rows)  " + ", ".join(f"{p} {n:,}" for p, n in sorted(st.processors.items())))
+    if st.transactions:
+        lines.append("transactions (rows) " + ", ".join(f"{t} {n:,}" for t, n in sorted(st.transactions.items())))
+    if st.index_range[0] is not None:
+        lines.append(f"broker index       {st.index_range[0]:,} .. {st.index_range[1]:,}")
+    if st.errors:
+        lines.append("errors:")
+        lines += [f"  {ledger}:{entry}  {err}" for ledger, entry, err in st.errors]
+        if st.error_rows > len(st.errors):
+            lines.append(f"  ... and {st.error_rows - len(st.errors)} more")
+    return "\n".join(lines)
+
+
+def _svg_bars(title: str, bars: list[tuple[str, int]], width: int = 640, height: int = 220) -> str:
+    """A small SVG bar chart; no plotting library needed for a report this size."""
+    if not bars:
+        return f"<p>{html.escape(title)}: no data</p>"
+    top = max(v for _, v in bars) or 1
+    pad, chart_h = 40, height - 60
+    bw = (width - 2 * pad) / len(bars)
+    parts = [f'<svg width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg" role="img">']
+    parts.append(f'<text x="{pad}" y="16" font-size="13" font-weight="bold">{html.escape(title)}</text>')
+    for i, (label, v) in enumerate(bars):
+        h = chart_h * v / top
+        x, y = pad + i * bw, 30 + chart_h - h
+        parts.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(bw - 1, 1):.1f}" height="{h:.1f}" fill="#4a7ab7">'
+            f"<title>{html.escape(label)}: {v:,}</title></rect>"
+        )
+    step = max(1, len(bars) // 8)
+    for i in range(0, len(bars), step):
+        parts.append(f'<text x="{pad + i * bw:.1f}" y="{height - 12}" font-size="10">{html.escape(bars[i][0])}</text>')
+    parts.append(f'<text x="4" y="36" font-size="10">{top:,}</text></svg>')
+    return "".join(parts)
+
+
+def _size_label(b: int) -> str:
+    n = 1 << b
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return f"{n}{unit}"
+        n //= 1024
+    return f"{n}TiB"
+
+
+def render_html(st: Stats, title: str = "pulsar-entries topic report") -> str:
+    rate_bars = [(_fmt_ms(t)[11:19], n) for t, n in st.rate]
+    entry_bars = [(f"≥{_size_label(b)}", st.entry_size_hist[b]) for b in sorted(st.entry_size_hist)]
+    value_bars = [(f"≥{_size_label(b)}", st.value_size_hist[b]) for b in sorted(st.value_size_hist)]
+    per = f"{st.rate_bucket_ms / 1000:g} s" if st.rate_bucket_ms else "-"
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title>"
+        "<style>body{font-family:sans-serif;margin:2em}pre{background:#f4f4f4;padding:1em}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1><pre>{html.escape(render_text(st))}</pre>"
+        + _svg_bars(f"Publish rate (messages per {per})", rate_bars)
+        + _svg_bars("Entry sizes (entries per size class)", entry_bars)
+        + _svg_bars("Message value sizes (messages per size class)", value_bars)
+        + "</body></html>"
+    )

@@ -1,0 +1,152 @@
+"""Arrow between Spark and the core.
+
+Spark's Arrow schemas differ from ours in two ways, handled here:
+- Spark timestamps are microseconds, ours milliseconds;
+- with ``spark.sql.execution.arrow.useLargeVarTypes`` Spark exchanges
+  ``large_binary`` / ``large_string``; the variant is read off the input batch.
+
+Also the shapes every pipeline shares: the entry columns, the optional
+``partition`` column, and the compacted-entry schema."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Callable
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StructType
+
+ENTRY_COLUMNS = ("ledger_id", "entry_id", "data")
+
+EMPTY_ENTRIES = pa.table(
+    {"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()), "data": pa.array([], pa.binary())}
+)
+
+
+def _spark_arrow_type(t: pa.DataType, large: bool) -> pa.DataType:
+    """The Arrow type Spark exchanges for a column of our type ``t``."""
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC")
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.large_binary() if large else pa.binary()
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.large_string() if large else pa.string()
+    if pa.types.is_map(t):
+        return pa.map_(_spark_arrow_type(t.key_type, large), _spark_arrow_type(t.item_type, large))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(t.value_field.with_type(_spark_arrow_type(t.value_type, large)))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_spark_arrow_type(t.field(i).type, large)) for i in range(t.num_fields)])
+    return t
+
+
+def spark_arrow_schema(schema: pa.Schema, large: bool) -> pa.Schema:
+    return pa.schema([pa.field(f.name, _spark_arrow_type(f.type, large), f.nullable) for f in schema])
+
+
+def spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark schema of one of our Arrow schemas."""
+    return from_arrow_schema(spark_arrow_schema(schema, large=False))
+
+
+def conform(batch: pa.RecordBatch, large: bool) -> pa.RecordBatch:
+    """Casts one of our batches to the Arrow types Spark expects back."""
+    target = spark_arrow_schema(batch.schema, large)
+    if batch.schema.equals(target):
+        return batch
+    return batch.cast(target)
+
+
+def is_large(batch: pa.RecordBatch | pa.Table) -> bool:
+    """Whether Spark exchanges large var types in this stage (read off its input)."""
+    return any(pa.types.is_large_binary(f.type) or pa.types.is_large_string(f.type) for f in batch.schema)
+
+
+def run_pass(core_pass: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Feeds a task's batches to a stateful core pass (``push(batch)`` and
+    ``finish()``, each giving a table) and conforms its output for Spark."""
+    large = False
+    for batch in batches:
+        large = is_large(batch)
+        for out in core_pass.push(batch).to_batches():
+            yield conform(out, large)
+    for out in core_pass.finish().to_batches():
+        yield conform(out, large)
+
+
+def from_spark(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A Spark Arrow batch in our types: timestamps back to milliseconds (the
+    core reads them as integers), large var types to regular ones."""
+    fields = []
+    for f in batch.schema:
+        t = f.type
+        if pa.types.is_timestamp(t):
+            t = pa.timestamp("ms", tz="UTC")
+        elif pa.types.is_large_binary(t):
+            t = pa.binary()
+        elif pa.types.is_large_string(t):
+            t = pa.string()
+        fields.append(pa.field(f.name, t, f.nullable))
+    target = pa.schema(fields)
+    return batch if batch.schema.equals(target) else batch.cast(target, safe=False)
+
+
+def from_spark_schema(df: DataFrame) -> pa.Schema:
+    """The Arrow schema (our types) of a DataFrame's rows."""
+    empty = pa.RecordBatch.from_pylist([], schema=to_arrow_schema(df.schema, timezone="UTC"))
+    return from_spark(empty).schema
+
+
+def null_columns(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with ``schema``'s columns, those it lacks filled with nulls."""
+    n = batch.num_rows
+    cols = [batch.column(f.name).cast(f.type) if f.name in batch.schema.names else pa.nulls(n, f.type) for f in schema]
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def entry_frame(df: DataFrame) -> DataFrame:
+    """The entry columns of ``df`` (and ``partition`` when it has one)."""
+    missing = [c for c in ENTRY_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"the DataFrame needs columns {', '.join(ENTRY_COLUMNS)}; missing {', '.join(missing)}")
+    cols = list(ENTRY_COLUMNS) + (["partition"] if "partition" in df.columns else [])
+    return df.select(*cols)
+
+
+def with_partition(df: DataFrame) -> DataFrame:
+    """``df`` with a ``partition`` column: -1, a non-partitioned topic, when it has none."""
+    if "partition" in df.columns:
+        return df
+    return df.withColumn("partition", F.lit(-1).cast("int"))
+
+
+def compacted_schema(has_partition: bool) -> pa.Schema:
+    """The compacted entries' schema: ``partition`` exactly when the input had
+    it, as in-process."""
+    return pa.schema(
+        [pa.field("ledger_id", pa.int64(), False), pa.field("entry_id", pa.int64(), False)]
+        + ([pa.field("partition", pa.int32(), False)] if has_partition else [])
+        + [pa.field("data", pa.binary()), pa.field("error", pa.string())]
+    )
+
+
+def map_batches(
+    fn: Callable[[pa.RecordBatch], pa.Table], names: list[str] | None = None
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A ``mapInArrow`` function: ``fn`` (a core function of one batch) on each
+    batch of a task, keeping the columns ``names`` (all when None), conformed
+    for Spark."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            large = is_large(batch)
+            out = fn(batch)
+            if names is not None:
+                out = out.select(names)
+            for b in out.to_batches():
+                yield conform(b, large)
+
+    return run

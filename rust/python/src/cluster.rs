@@ -1,0 +1,312 @@
+//! Bindings for reading a live cluster: the metadata-store node formats and
+//! the read-only BookKeeper client. Registration and conversion only.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use pulsar_entries_core::bookkeeper::{
+    entries_batch, files, BookieClient, ClientOptions, LedgerMetadata, LedgerState, ReadEntry,
+};
+use pulsar_entries_core::metadata_store::{self as ms, OffloadState, TopicName};
+use pulsar_entries_core::ErrorKind;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3_arrow::PyRecordBatch;
+
+use crate::errors::Class;
+
+/// Through the one mapping of core error kinds to Python classes.
+fn to_py(kind: ErrorKind, msg: String) -> PyErr {
+    crate::errors::class_of(kind, Class::Data).err(msg).into()
+}
+
+fn meta_err(e: ms::MetadataError) -> PyErr {
+    to_py(e.kind(), e.to_string())
+}
+
+fn bk_err(e: pulsar_entries_core::bookkeeper::BookKeeperError) -> PyErr {
+    to_py(e.kind(), e.to_string())
+}
+
+/// The store paths of a topic name.
+#[pyfunction]
+fn topic_paths<'py>(py: Python<'py>, topic: &str) -> PyResult<Bound<'py, PyDict>> {
+    let t = TopicName::parse(topic).map_err(meta_err)?;
+    let d = PyDict::new(py);
+    d.set_item("topic", t.full())?;
+    d.set_item("base", t.base().full())?;
+    d.set_item("partition", t.partition())?;
+    d.set_item("managed_ledger", t.managed_ledger_path())?;
+    d.set_item("compaction_cursor", t.cursor_path("__compaction"))?;
+    d.set_item("partitioned_metadata", t.partitioned_metadata_path())?;
+    d.set_item("schema", t.schema_path())?;
+    Ok(d)
+}
+
+/// The topic name of partition `index` of `topic`.
+#[pyfunction]
+fn partition_name(topic: &str, index: i32) -> PyResult<String> {
+    Ok(TopicName::parse(topic)
+        .map_err(meta_err)?
+        .with_partition(index)
+        .full())
+}
+
+/// A RocksDB metadata-store value without its `MetaValue` header.
+#[pyfunction]
+fn strip_rocksdb_header<'py>(py: Python<'py>, value: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(
+        py,
+        ms::strip_rocksdb_header(value).map_err(meta_err)?,
+    ))
+}
+
+/// A topic's `ManagedLedgerInfo` node as a dict with its ledgers in order.
+#[pyfunction]
+fn managed_ledger_info<'py>(py: Python<'py>, node: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+    let ml = ms::managed_ledger_info(node).map_err(meta_err)?;
+    let ledgers = PyList::empty(py);
+    for l in ml.ledgers {
+        let d = PyDict::new(py);
+        d.set_item("ledger_id", l.ledger_id)?;
+        d.set_item("entries", l.entries)?;
+        d.set_item("size", l.size)?;
+        d.set_item("timestamp", l.timestamp)?;
+        match l.offload {
+            OffloadState::BookKeeper => d.set_item("offload", py.None())?,
+            OffloadState::Offloaded {
+                uid_msb,
+                uid_lsb,
+                bookkeeper_deleted,
+                driver,
+                driver_properties,
+            } => {
+                let o = PyDict::new(py);
+                o.set_item("uid_msb", uid_msb)?;
+                o.set_item("uid_lsb", uid_lsb)?;
+                o.set_item("bookkeeper_deleted", bookkeeper_deleted)?;
+                o.set_item("driver", driver)?;
+                o.set_item(
+                    "driver_properties",
+                    driver_properties.into_iter().collect::<HashMap<_, _>>(),
+                )?;
+                d.set_item("offload", o)?;
+            }
+        }
+        ledgers.append(d)?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("ledgers", ledgers)?;
+    d.set_item("terminated_at", ml.terminated_at)?;
+    d.set_item(
+        "properties",
+        ml.properties.into_iter().collect::<HashMap<_, _>>(),
+    )?;
+    Ok(d)
+}
+
+/// The compacted ledger and the compaction horizon named by the
+/// `__compaction` cursor node, or by the last entry of its cursor ledger when
+/// given; also the cursor ledger id (≥ 0: that ledger's last entry is
+/// authoritative).
+#[pyfunction]
+#[pyo3(signature = (cursor_node, last_position_entry=None))]
+#[allow(clippy::type_complexity)]
+fn compacted_ledger(
+    cursor_node: &[u8],
+    last_position_entry: Option<&[u8]>,
+) -> PyResult<(Option<i64>, Option<(i64, i64)>, i64)> {
+    let c = ms::cursor_info(cursor_node).map_err(meta_err)?;
+    let state = ms::compacted_ledger(&c, last_position_entry).map_err(meta_err)?;
+    Ok((state.ledger_id, state.horizon, c.cursors_ledger_id))
+}
+
+/// The partition count in a partitioned-topic metadata node.
+#[pyfunction]
+fn partition_count(node: &[u8]) -> PyResult<i32> {
+    ms::partition_count(node).map_err(meta_err)
+}
+
+/// A bookie's `host:port` from its registration node.
+#[pyfunction]
+fn bookie_address(bookie_id: &str, node: &[u8]) -> PyResult<String> {
+    ms::bookie_address(bookie_id, node).map_err(meta_err)
+}
+
+/// A ledger node (`/ledgers/...`) as a dict. The password is left out.
+#[pyfunction]
+fn ledger_metadata<'py>(
+    py: Python<'py>,
+    ledger_id: i64,
+    node: &[u8],
+) -> PyResult<Bound<'py, PyDict>> {
+    let m = LedgerMetadata::parse(ledger_id, node).map_err(bk_err)?;
+    let d = PyDict::new(py);
+    d.set_item("ledger_id", m.ledger_id)?;
+    d.set_item(
+        "state",
+        match m.state {
+            LedgerState::Open => "OPEN",
+            LedgerState::InRecovery => "IN_RECOVERY",
+            LedgerState::Closed => "CLOSED",
+        },
+    )?;
+    d.set_item("last_entry_id", m.last_entry_id)?;
+    d.set_item("length", m.length)?;
+    d.set_item("ensemble_size", m.ensemble_size)?;
+    d.set_item("write_quorum", m.write_quorum)?;
+    d.set_item("ack_quorum", m.ack_quorum)?;
+    d.set_item("digest_type", m.digest.name())?;
+    let ens = PyList::empty(py);
+    for s in &m.segments {
+        ens.append((s.first_entry_id, s.bookies.clone()))?;
+    }
+    d.set_item("ensembles", ens)?;
+    let custom = PyDict::new(py);
+    for (k, v) in &m.custom {
+        custom.set_item(k, PyBytes::new(py, v))?;
+    }
+    d.set_item("custom_metadata", custom)?;
+    Ok(d)
+}
+
+/// The ledger-node path of a ledger id.
+#[pyfunction]
+#[pyo3(signature = (ledger_id, root="/ledgers"))]
+fn ledger_path(ledger_id: i64, root: &str) -> String {
+    pulsar_entries_core::bookkeeper::ledger_path(root, ledger_id)
+}
+
+/// Reads ledgers from bookies, read only; connections are kept for reuse.
+#[pyclass(module = "pulsar_entries._native")]
+struct BookieReader {
+    client: std::sync::Mutex<BookieClient>,
+}
+
+#[pymethods]
+impl BookieReader {
+    #[new]
+    #[pyo3(signature = (bookies=None, *, timeout_ms=30_000, connect_timeout_ms=5_000, pipeline_depth=64, max_frame_bytes=5_308_416))]
+    fn new(
+        bookies: Option<HashMap<String, String>>,
+        timeout_ms: u64,
+        connect_timeout_ms: u64,
+        pipeline_depth: usize,
+        max_frame_bytes: usize,
+    ) -> PyResult<Self> {
+        if timeout_ms == 0 || connect_timeout_ms == 0 || pipeline_depth == 0 || max_frame_bytes < 64
+        {
+            return Err(PyErr::from(Class::Options.err(
+                "timeout_ms, connect_timeout_ms and pipeline_depth must be positive, max_frame_bytes at least 64",
+            )));
+        }
+        let opts = ClientOptions {
+            connect_timeout: Duration::from_millis(connect_timeout_ms),
+            request_timeout: Duration::from_millis(timeout_ms),
+            pipeline_depth,
+            max_frame_bytes,
+        };
+        let map = bookies.unwrap_or_default();
+        let resolver =
+            Box::new(move |id: &str| Ok(map.get(id).cloned().unwrap_or_else(|| id.to_string())));
+        Ok(Self {
+            client: std::sync::Mutex::new(BookieClient::with_resolver(opts, resolver)),
+        })
+    }
+
+    /// The readable bound of a ledger: its last entry if CLOSED, its
+    /// last-add-confirmed if OPEN.
+    fn last_readable(&self, py: Python<'_>, ledger_id: i64, metadata: &[u8]) -> PyResult<i64> {
+        let m = LedgerMetadata::parse(ledger_id, metadata).map_err(bk_err)?;
+        py.detach(|| self.client.lock().expect("reader lock").last_readable(&m))
+            .map_err(bk_err)
+    }
+
+    /// Entries `first..=last` of a ledger (bounded by what is readable) as
+    /// an entry table `ledger_id, entry_id, data, error`.
+    #[pyo3(signature = (ledger_id, metadata, first=0, last=None))]
+    fn read_ledger(
+        &self,
+        py: Python<'_>,
+        ledger_id: i64,
+        metadata: &[u8],
+        first: i64,
+        last: Option<i64>,
+    ) -> PyResult<Py<PyAny>> {
+        let m = LedgerMetadata::parse(ledger_id, metadata).map_err(bk_err)?;
+        let rows = py
+            .detach(|| {
+                self.client
+                    .lock()
+                    .expect("reader lock")
+                    .read_ledger(&m, first, last)
+            })
+            .map_err(bk_err)?;
+        Ok(PyRecordBatch::new(entries_batch(&rows))
+            .into_pyarrow(py)?
+            .unbind())
+    }
+}
+
+/// Reads ledgers from a bookie's entry-log files (offline): `logs` are the
+/// `*.log` paths, `ledgers` the `(ledger_id, ledger node)` pairs to read. One
+/// row per entry of each ledger, an error row per damaged place in a file.
+#[pyfunction]
+fn read_bookie_files(
+    py: Python<'_>,
+    logs: Vec<String>,
+    ledgers: Vec<(i64, Vec<u8>)>,
+) -> PyResult<Py<PyAny>> {
+    let metas = ledgers
+        .iter()
+        .map(|(id, node)| LedgerMetadata::parse(*id, node).map_err(bk_err))
+        .collect::<PyResult<Vec<_>>>()?;
+    let rows = py.detach(|| {
+        let wanted: std::collections::HashSet<i64> = metas.iter().map(|m| m.ledger_id).collect();
+        let mut found = Vec::new();
+        let mut rows = Vec::new();
+        for path in &logs {
+            let scan = match std::fs::File::open(path) {
+                Ok(f) => files::scan_entry_log(std::io::BufReader::new(f), path, &|l| {
+                    wanted.contains(&l)
+                }),
+                Err(e) => files::LogScan {
+                    errors: vec![format!("{path}: cannot open: {e}")],
+                    ..Default::default()
+                },
+            };
+            found.extend(scan.entries);
+            rows.extend(scan.errors.into_iter().map(|e| ReadEntry {
+                ledger_id: -1,
+                entry_id: -1,
+                data: Err(e),
+            }));
+        }
+        for m in &metas {
+            let mine: Vec<_> = found
+                .iter()
+                .filter(|f| f.ledger_id == m.ledger_id)
+                .collect();
+            rows.extend(files::collect_ledger(m, &mine));
+        }
+        rows
+    });
+    Ok(PyRecordBatch::new(entries_batch(&rows))
+        .into_pyarrow(py)?
+        .unbind())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_bookie_files, m)?)?;
+    m.add_class::<BookieReader>()?;
+    m.add_function(wrap_pyfunction!(topic_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_name, m)?)?;
+    m.add_function(wrap_pyfunction!(strip_rocksdb_header, m)?)?;
+    m.add_function(wrap_pyfunction!(managed_ledger_info, m)?)?;
+    m.add_function(wrap_pyfunction!(compacted_ledger, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_count, m)?)?;
+    m.add_function(wrap_pyfunction!(bookie_address, m)?)?;
+    m.add_function(wrap_pyfunction!(ledger_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(ledger_path, m)?)?;
+    Ok(())
+}

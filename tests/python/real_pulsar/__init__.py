@@ -1,0 +1,1 @@
+"""Tests against a real Apache Pulsar standalone (a package, so its conftest does not shadow tests/python/conftest.py)."""

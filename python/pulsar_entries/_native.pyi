@@ -20,6 +20,17 @@ __all__ = [
     "EntryFormatError",
     "OffloadFormatError",
     "StorageError",
+    "read_bookie_files",
+    "BookieReader",
+    "topic_paths",
+    "partition_name",
+    "strip_rocksdb_header",
+    "managed_ledger_info",
+    "compacted_ledger",
+    "partition_count",
+    "bookie_address",
+    "ledger_metadata",
+    "ledger_path",
     "decode",
     "parse_entry",
     "encode_entry",
@@ -722,3 +733,48 @@ def write_offload_streaming(
     ledger_id: Optional[int] = None,
 ) -> list[OffloadBlockDict]:
     """Writes a streaming (PIP-76) data object and its v2 index (local paths)."""
+
+# ----------------------------------------------------------------- a live cluster (metadata store, bookies)
+
+def topic_paths(topic: str) -> dict[str, Any]:
+    """The metadata-store paths of a topic name."""
+
+def partition_name(topic: str, index: int) -> str: ...
+def strip_rocksdb_header(value: bytes) -> bytes: ...
+def managed_ledger_info(node: bytes) -> dict[str, Any]:
+    """A managed ledger's node: its ledgers (with offload state) and properties."""
+
+def compacted_ledger(
+    cursor_node: bytes, last_position_entry: Optional[bytes] = None
+) -> tuple[Optional[int], Optional[tuple[int, int]], int]:
+    """``(compacted ledger id, compaction horizon, cursors ledger id)`` of the
+    ``__compaction`` cursor's node."""
+
+def partition_count(node: bytes) -> int: ...
+def bookie_address(bookie_id: str, node: bytes) -> str: ...
+def ledger_metadata(ledger_id: int, node: bytes) -> dict[str, Any]:
+    """A BookKeeper ledger's metadata node as a dict."""
+
+def ledger_path(ledger_id: int, root: str = "/ledgers") -> str: ...
+def read_bookie_files(logs: Sequence[str], ledgers: Sequence[tuple[int, bytes]]) -> pa.RecordBatch:
+    """Ledgers read from a bookie's entry-log files (offline): one row per
+    entry, an error row per damaged place in a file."""
+
+@final
+class BookieReader:
+    """A read-only BookKeeper client (``bookies`` maps a bookie id to its address)."""
+
+    def __new__(
+        cls,
+        bookies: Optional[Mapping[str, str]] = None,
+        *,
+        timeout_ms: int = 30000,
+        connect_timeout_ms: int = 5000,
+        pipeline_depth: int = 64,
+        max_frame_bytes: int = 5308416,
+    ) -> BookieReader: ...
+    def last_readable(self, ledger_id: int, metadata: bytes) -> int: ...
+    def read_ledger(
+        self, ledger_id: int, metadata: bytes, first: int = 0, last: Optional[int] = None
+    ) -> pa.RecordBatch:
+        """Entries ``first..=last`` of a ledger as ``ledger_id, entry_id, data, error``."""

@@ -1,80 +1,80 @@
 """Type stubs for the Rust extension module."""
 
 import datetime
-from collections.abc import Iterable
-from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple, TypedDict, Union, final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias, TypedDict, final
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]  # pyarrow ships no stubs
 from typing_extensions import disjoint_base
 
-Millis = Union[int, datetime.datetime]
+Millis: TypeAlias = int | datetime.datetime
 
 __all__ = [
-    "__version__",
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
-    "PulsarEntriesError",
+    "BookieReader",
+    "BuiltinProcessor",
+    "ChunkMessageId",
+    "Compactor",
+    "DataError",
+    "EntryContext",
+    "EntryFormatError",
     "InputSchemaError",
+    "MessageId",
+    "NativeStrategy",
+    "OffloadFormatError",
     "OptionsError",
     "OrderError",
-    "DataError",
-    "EntryFormatError",
-    "OffloadFormatError",
-    "StorageError",
-    "read_bookie_files",
-    "BookieReader",
-    "topic_paths",
-    "partition_name",
-    "strip_rocksdb_header",
-    "managed_ledger_info",
-    "compacted_ledger",
-    "partition_count",
-    "bookie_address",
-    "ledger_metadata",
-    "ledger_path",
-    "decode",
-    "parse_entry",
-    "encode_entry",
-    "encode_chunked",
-    "set_broker_entry_metadata",
-    "entry_metadata",
-    "with_message_ids",
-    "BuiltinProcessor",
-    "EntryContext",
+    "PartitionReassembler",
     "Position",
-    "stamp",
-    "find_position_by_time",
-    "find_position_by_offset",
+    "PulsarEntriesError",
+    "StorageError",
+    "StrategicFolder",
+    "StrategicPartitionPass",
+    "SurvivorFolder",
+    "__version__",
+    "bookie_address",
+    "compacted_last_position",
+    "compacted_ledger",
+    "compaction_candidates",
+    "decode",
+    "encode_chunked",
+    "encode_entry",
     "encode_kafka_batch",
     "encode_kafka_control_batch",
     "encode_kop_entry",
+    "entry_metadata",
+    "find_by_publish_time",
+    "find_position_by_offset",
+    "find_position_by_time",
+    "finish_leftovers",
+    "from_ledger_records",
+    "keyed_messages",
+    "last_batch_indexes",
+    "ledger_metadata",
+    "ledger_path",
+    "managed_ledger_info",
+    "max_entry_position",
+    "offload_blocks",
+    "parse_entry",
+    "parse_offload_index",
+    "parse_offload_name",
+    "partition_count",
+    "partition_name",
+    "read_bookie_files",
+    "read_offload_blocks",
+    "read_offload_object",
     "reassemble_chunks",
     "reassemble_partition",
-    "finish_leftovers",
-    "PartitionReassembler",
-    "seek_position",
-    "MessageId",
-    "ChunkMessageId",
-    "Compactor",
-    "NativeStrategy",
-    "SurvivorFolder",
-    "StrategicPartitionPass",
-    "StrategicFolder",
-    "strategic_rebuild",
-    "compaction_candidates",
     "rebuild_entries",
+    "seek_position",
+    "set_broker_entry_metadata",
+    "stamp",
+    "strategic_rebuild",
+    "strip_rocksdb_header",
     "to_ledger_records",
-    "from_ledger_records",
-    "compacted_last_position",
-    "last_batch_indexes",
     "topic_last_position",
-    "max_entry_position",
-    "find_by_publish_time",
-    "keyed_messages",
-    "read_offload_object",
-    "read_offload_blocks",
-    "parse_offload_index",
-    "offload_blocks",
-    "parse_offload_name",
+    "topic_paths",
+    "with_message_ids",
     "write_offload_ledger",
     "write_offload_streaming",
 ]
@@ -109,48 +109,48 @@ class StorageError(PulsarEntriesError, OSError):
     """Reading or writing storage failed: a file, an object, a connection."""
 
 class MessageDict(TypedDict, total=False):
-    value: Optional[bytes]
-    key: Union[str, bytes, None]
-    properties: Optional[Mapping[str, str]]
-    event_time: Optional[int]
-    sequence_id: Optional[int]
-    ordering_key: Optional[bytes]
+    value: bytes | None
+    key: str | bytes | None
+    properties: Mapping[str, str] | None
+    event_time: int | None
+    sequence_id: int | None
+    ordering_key: bytes | None
 
 class DecodedMessageDict(TypedDict):
     """A message as the ``EntryContext`` helpers return it."""
 
-    batch_index: Optional[int]
-    value: Optional[bytes]
-    key: Optional[str]
+    batch_index: int | None
+    value: bytes | None
+    key: str | None
     key_b64_encoded: bool
-    ordering_key: Optional[bytes]
-    properties: dict[str, Optional[str]]
-    event_time: Optional[int]
-    sequence_id: Optional[int]
+    ordering_key: bytes | None
+    properties: dict[str, str | None]
+    event_time: int | None
+    sequence_id: int | None
     compacted_out: bool
 
 class OutputMessageDict(TypedDict, total=False):
     """A message a user processor returns; every key is optional."""
 
-    value: Union[bytes, str, None]
-    key: Union[str, bytes, None]
+    value: bytes | str | None
+    key: str | bytes | None
     key_b64_encoded: bool
-    ordering_key: Optional[bytes]
-    properties: Optional[Mapping[str, Optional[str]]]
-    headers: Optional[Sequence[Tuple[str, Optional[bytes]]]]
-    event_time: Optional[Millis]
-    timestamp_type: Optional[str]
-    sequence_id: Optional[int]
-    batch_index: Optional[int]
-    offset: Optional[int]
+    ordering_key: bytes | None
+    properties: Mapping[str, str | None] | None
+    headers: Sequence[tuple[str, bytes | None]] | None
+    event_time: Millis | None
+    timestamp_type: str | None
+    sequence_id: int | None
+    batch_index: int | None
+    offset: int | None
     compacted_out: bool
 
 class KafkaRecordDict(TypedDict, total=False):
-    key: Union[bytes, str, None]
-    value: Union[bytes, str, None]
-    headers: Union[Sequence[Tuple[str, Optional[bytes]]], Mapping[str, Optional[bytes]], None]
-    timestamp: Optional[Millis]
-    offset_delta: Optional[int]
+    key: bytes | str | None
+    value: bytes | str | None
+    headers: Sequence[tuple[str, bytes | None]] | Mapping[str, bytes | None] | None
+    timestamp: Millis | None
+    offset_delta: int | None
 
 @final
 class EntryContext:
@@ -163,11 +163,11 @@ class EntryContext:
     @property
     def partition(self) -> int: ...
     @property
-    def broker_timestamp(self) -> Optional[int]: ...
+    def broker_timestamp(self) -> int | None: ...
     @property
-    def broker_index(self) -> Optional[int]: ...
+    def broker_index(self) -> int | None: ...
     @property
-    def base_offset(self) -> Optional[int]:
+    def base_offset(self) -> int | None:
         """``broker_index - (num_messages - 1)``: the offset of the entry's first message."""
     @property
     def metadata(self) -> dict[str, Any]:
@@ -175,7 +175,7 @@ class EntryContext:
     @property
     def properties(self) -> dict[str, str]:
         """Entry-level properties."""
-    def get_property(self, key: str) -> Optional[str]: ...
+    def get_property(self, key: str) -> str | None: ...
     @property
     def is_batch(self) -> bool: ...
     @property
@@ -191,7 +191,6 @@ class EntryContext:
     def message_at(self, index: int, record: bytes) -> DecodedMessageDict:
         """A message from ``[u32 size][SingleMessageMetadata][value]`` bytes."""
 
-
 class PayloadProcessorLike(Protocol):
     def process(self, payload: bytes, context: EntryContext) -> Iterable[OutputMessageDict]: ...
 
@@ -203,9 +202,9 @@ class BuiltinProcessor:
     @property
     def name(self) -> str: ...
     @property
-    def entry_property(self) -> Optional[Tuple[str, Optional[str]]]: ...
+    def entry_property(self) -> tuple[str, str | None] | None: ...
 
-ProcessorLike = Union[BuiltinProcessor, str, PayloadProcessorLike]
+ProcessorLike: TypeAlias = BuiltinProcessor | str | PayloadProcessorLike
 
 @final
 class Position:
@@ -220,7 +219,7 @@ class Position:
     def entry_id(self) -> int:
         """Past the end: the last entry id + 1, as Pulsar's ``Position.getNext()``."""
     @property
-    def batch_index(self) -> Optional[int]:
+    def batch_index(self) -> int | None:
         """Offset seeks: the message's index in the entry holding the offset."""
     @property
     def entries_read(self) -> int:
@@ -232,7 +231,7 @@ def decode(
     verify_checksum: bool = True,
     keep_markers: bool = False,
     max_uncompressed_size: int = ...,
-    processors: Optional[Sequence[ProcessorLike]] = None,
+    processors: Sequence[ProcessorLike] | None = None,
 ) -> pa.Table:
     """Decodes entries into one row per message.
 
@@ -250,7 +249,7 @@ def stamp(
     entries: Any,
     *,
     start_index: int = -1,
-    timestamps: Union[None, Millis, Sequence[Millis], pa.Array] = None,
+    timestamps: Millis | Sequence[Millis] | pa.Array | None = None,
     index: bool = True,
     timestamp: bool = True,
 ) -> pa.Table:
@@ -274,7 +273,7 @@ def encode_kafka_batch(
     *,
     base_offset: int = 0,
     compression: str = "none",
-    base_timestamp: Optional[Millis] = None,
+    base_timestamp: Millis | None = None,
     log_append_time: bool = False,
     transactional: bool = False,
     producer_id: int = -1,
@@ -288,11 +287,10 @@ def encode_kafka_control_batch(
     producer_id: int,
     producer_epoch: int = 0,
     base_offset: int = 0,
-    timestamp: Optional[Millis] = None,
+    timestamp: Millis | None = None,
     coordinator_epoch: int = 0,
 ) -> bytes: ...
-def encode_kop_entry(batches: Sequence[bytes], *, publish_time: Optional[Millis] = None) -> bytes: ...
-
+def encode_kop_entry(batches: Sequence[bytes], *, publish_time: Millis | None = None) -> bytes: ...
 def parse_entry(data: bytes) -> dict[str, Any]:
     """All metadata of one entry: ``broker_entry_metadata``, ``checksum``,
     ``metadata`` (present fields only), ``payload`` and sizes.
@@ -303,15 +301,15 @@ def parse_entry(data: bytes) -> dict[str, Any]:
 def encode_entry(
     messages: Sequence[MessageDict],
     *,
-    batch: Optional[bool] = None,
+    batch: bool | None = None,
     compression: str = "none",
     producer_name: str = "pulsar-entries",
     sequence_id: int = 0,
-    publish_time: Optional[int] = None,
-    broker_timestamp: Optional[int] = None,
-    broker_index: Optional[int] = None,
+    publish_time: int | None = None,
+    broker_timestamp: int | None = None,
+    broker_index: int | None = None,
     checksum: bool = True,
-    properties: Optional[Mapping[str, str]] = None,
+    properties: Mapping[str, str] | None = None,
 ) -> bytes:
     """Encodes messages into one stored entry as Pulsar's Java producer does.
 
@@ -327,6 +325,7 @@ def entry_metadata(data: Any) -> pa.Table:
 
     Reads only prefixes and metadata; payloads are checksummed, never decompressed.
     """
+
 def encode_chunked(
     message: MessageDict,
     *,
@@ -334,11 +333,11 @@ def encode_chunked(
     compression: str = "none",
     producer_name: str = "pulsar-entries",
     sequence_id: int = 0,
-    publish_time: Optional[int] = None,
-    broker_timestamp: Optional[int] = None,
-    broker_index: Optional[int] = None,
+    publish_time: int | None = None,
+    broker_timestamp: int | None = None,
+    broker_index: int | None = None,
     checksum: bool = True,
-    properties: Optional[Mapping[str, str]] = None,
+    properties: Mapping[str, str] | None = None,
 ) -> list[bytes]:
     """Encodes one message as the chunk entries Pulsar's Java producer stores
     with chunking enabled.
@@ -354,8 +353,8 @@ def encode_chunked(
 def set_broker_entry_metadata(
     entry: bytes,
     *,
-    broker_timestamp: Optional[int] = None,
-    broker_index: Optional[int] = None,
+    broker_timestamp: int | None = None,
+    broker_index: int | None = None,
 ) -> bytes:
     """Adds or replaces the entry's ``0e 02`` broker-entry-metadata prefix, as
     the broker's interceptors write it; the checksummed part is unchanged.
@@ -364,8 +363,8 @@ def set_broker_entry_metadata(
 def reassemble_chunks(
     messages: Any,
     *,
-    max_pending: Optional[int] = 100,
-    expire_after_ms: Optional[int] = 60_000,
+    max_pending: int | None = 100,
+    expire_after_ms: int | None = 60_000,
     max_message_size: int = ...,
 ) -> pa.Table:
     """Rebuilds chunked messages from decoded rows (the output of ``decode``,
@@ -385,9 +384,9 @@ def reassemble_chunks(
 def reassemble_partition(
     messages: Any,
     *,
-    seeds: Optional[Mapping[int, int]] = None,
-    max_pending: Optional[int] = 100,
-    expire_after_ms: Optional[int] = 60_000,
+    seeds: Mapping[int, int] | None = None,
+    max_pending: int | None = 100,
+    expire_after_ms: int | None = 60_000,
     max_message_size: int = ...,
 ) -> tuple[pa.Table, pa.Table]:
     """The partition pass of a distributed reassembly: ``(done, leftovers)``.
@@ -402,9 +401,9 @@ class PartitionReassembler:
         cls,
         schema: pa.Schema,
         *,
-        seeds: Optional[Mapping[int, int]] = None,
-        max_pending: Optional[int] = 100,
-        expire_after_ms: Optional[int] = 60_000,
+        seeds: Mapping[int, int] | None = None,
+        max_pending: int | None = 100,
+        expire_after_ms: int | None = 60_000,
         max_message_size: int = ...,
     ) -> PartitionReassembler: ...
     def push(self, batch: Any) -> tuple[pa.Table, pa.Table]:
@@ -415,9 +414,9 @@ class PartitionReassembler:
 def finish_leftovers(
     leftovers: Any,
     *,
-    final_watermarks: Optional[Mapping[int, int]] = None,
-    max_pending: Optional[int] = 100,
-    expire_after_ms: Optional[int] = 60_000,
+    final_watermarks: Mapping[int, int] | None = None,
+    max_pending: int | None = 100,
+    expire_after_ms: int | None = 60_000,
     max_message_size: int = ...,
 ) -> pa.Table:
     """Decides the messages handed on by ``reassemble_partition``. See
@@ -440,7 +439,7 @@ class MessageId:
         entry_id: int,
         partition: int = -1,
         batch_index: int = -1,
-        batch_size: Optional[int] = None,
+        batch_size: int | None = None,
     ) -> MessageId: ...
     @property
     def ledger_id(self) -> int: ...
@@ -451,11 +450,11 @@ class MessageId:
     @property
     def batch_index(self) -> int: ...
     @property
-    def batch_size(self) -> Optional[int]: ...
+    def batch_size(self) -> int | None: ...
     def serialize(self) -> bytes:
         """Java's ``MessageId.toByteArray()`` (``batch_size`` written, 0 when unknown)."""
     @staticmethod
-    def deserialize(data: bytes) -> Union[MessageId, ChunkMessageId]:
+    def deserialize(data: bytes) -> MessageId | ChunkMessageId:
         """Java's ``MessageId.fromByteArray()``: a batch index wins over
         ``first_chunk_message_id``, which makes a ``ChunkMessageId``.
         Raises EntryFormatError on bad bytes."""
@@ -481,6 +480,7 @@ class ChunkMessageId(MessageId):
 def seek_position(message_id: MessageId) -> MessageId:
     """Where a consumer seeks for ``message_id``: the first chunk of a chunked
     message (PIP-107), the id itself otherwise."""
+
 # ---------------------------------------------------------------- compaction
 
 @final
@@ -516,24 +516,24 @@ class NativeStrategy:
     def first_wins() -> NativeStrategy: ...
     @staticmethod
     def versioned_state(
-        transitions: Optional[Mapping[str, Sequence[str]]] = None,
+        transitions: Mapping[str, Sequence[str]] | None = None,
         initial_state: str = "Init",
         allow_version_gaps: bool = True,
-        first_version: Optional[int] = None,
+        first_version: int | None = None,
     ) -> NativeStrategy: ...
     def __new__(
         cls,
         kind: str,
-        transitions: Optional[Mapping[str, Sequence[str]]] = None,
+        transitions: Mapping[str, Sequence[str]] | None = None,
         initial_state: str = "Init",
         allow_version_gaps: bool = True,
-        first_version: Optional[int] = None,
+        first_version: int | None = None,
     ) -> NativeStrategy:
         """Rebuilds a built-in from its constructor's arguments (``kind`` is
         ``"latest_wins"``, ``"first_wins"`` or ``"versioned_state"``); what
         pickling stores, so strategies travel to Spark executors."""
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
-    def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool: ...
+    def should_keep_left(self, prev: bytes | None, cur: bytes | None) -> bool: ...
 
 @final
 class SurvivorFolder:
@@ -640,9 +640,7 @@ def to_ledger_records(entries: Any) -> pa.Table:
 def from_ledger_records(records: Any) -> pa.Table:
     """``(ledger_id, entry_id, partition, data, error)`` from a ``record`` column."""
 
-def compacted_last_position(
-    entries: Any, *, max_uncompressed_size: int = ...
-) -> Optional[tuple[int, int, int, int, str]]:
+def compacted_last_position(entries: Any, *, max_uncompressed_size: int = ...) -> tuple[int, int, int, int, str] | None:
     """``(ledger_id, entry_id, batch_index, publish_time, source)`` of the last
     message of compacted entries (PIP-429 rules), or None without entries."""
 
@@ -651,13 +649,13 @@ def last_batch_indexes(data: Any, *, max_uncompressed_size: int = ...) -> pa.Tab
     batched), ``source`` and ``error`` by PIP-429's rules; a null index with an
     ``error`` when it cannot be found."""
 
-def topic_last_position(entries: Any) -> Optional[tuple[int, int, int, int]]:
+def topic_last_position(entries: Any) -> tuple[int, int, int, int] | None:
     """The managed-ledger answer for the topic's last dispatchable entry, or None."""
 
-def max_entry_position(entries: Any) -> Optional[tuple[int, int]]:
+def max_entry_position(entries: Any) -> tuple[int, int] | None:
     """The greatest ``(ledger_id, entry_id)`` among entries, or None."""
 
-def find_by_publish_time(entries: Any, publish_time: int) -> Optional[tuple[int, int]]:
+def find_by_publish_time(entries: Any, publish_time: int) -> tuple[int, int] | None:
     """Binary search (table order) for the first entry with ``publish_time`` ≥ the given one."""
 
 def keyed_messages(entries: Any, *, verify_checksum: bool = True, max_uncompressed_size: int = ...) -> pa.Table:
@@ -670,19 +668,19 @@ def keyed_messages(entries: Any, *, verify_checksum: bool = True, max_uncompress
 # pyarrow Buffer); pulsar_entries.offload wraps bytes-like objects that way.
 
 class OffloadBlockDict(TypedDict):
-    ledger_id: Optional[int]
+    ledger_id: int | None
     first_entry_id: int
-    last_entry_id: Optional[int]
+    last_entry_id: int | None
     part_id: int
     offset: int
     length: int
 
 class OffloadNameDict(TypedDict):
     uuid: str
-    ledger_id: Optional[int]
+    ledger_id: int | None
     role: str  # "data" or "index"
 
-def read_offload_object(data: Any, *, index: Optional[Any] = None, ledger_id: Optional[int] = None) -> pa.Table:
+def read_offload_object(data: Any, *, index: Any | None = None, ledger_id: int | None = None) -> pa.Table:
     """Every entry of a whole data object (columns ledger_id, entry_id, data, error); with the
     index, entries it promises but the data lacks are reported. An unreadable index is reported
     in one error row and the headers are read alone."""
@@ -691,21 +689,21 @@ def read_offload_blocks(
     data: Any,
     base_offset: int,
     *,
-    index: Optional[Any] = None,
-    ledger_id: Optional[int] = None,
-    ranges: Optional[Sequence[tuple[int, int, int]]] = None,
+    index: Any | None = None,
+    ledger_id: int | None = None,
+    ranges: Sequence[tuple[int, int, int]] | None = None,
 ) -> pa.Table:
     """Whole blocks starting at ``base_offset`` of the data object; ``ranges`` =
     ``(ledger_id, first_entry_id, last_entry_id)`` to keep and check. Raises OffloadFormatError
     for an unreadable index."""
 
-def parse_offload_index(index: Any, *, ledger_id: Optional[int] = None) -> dict[str, Any]:
+def parse_offload_index(index: Any, *, ledger_id: int | None = None) -> dict[str, Any]:
     """An index object's header fields and, per ledger, its metadata and blocks."""
 
-def offload_blocks(index: Any, *, ledger_id: Optional[int] = None) -> list[OffloadBlockDict]:
+def offload_blocks(index: Any, *, ledger_id: int | None = None) -> list[OffloadBlockDict]:
     """Every block of an index, in data-object order."""
 
-def parse_offload_name(name: str) -> Optional[OffloadNameDict]:
+def parse_offload_name(name: str) -> OffloadNameDict | None:
     """Parses ``<uuid>-ledger-<id>[-index]`` or ``<uuid>[-index]``; None for other names."""
 
 def write_offload_ledger(
@@ -713,13 +711,13 @@ def write_offload_ledger(
     data_path: str,
     index_path: str,
     *,
-    ledger_id: Optional[int],
+    ledger_id: int | None,
     block_size: int,
     ctime: int,
     managed_ledger_name: str,
-    ensemble: Optional[Sequence[str]] = None,
-    write_quorum: Optional[int] = None,
-    ack_quorum: Optional[int] = None,
+    ensemble: Sequence[str] | None = None,
+    write_quorum: int | None = None,
+    ack_quorum: int | None = None,
 ) -> list[OffloadBlockDict]:
     """Writes a ledger-based data object and its v1 index (local paths)."""
 
@@ -730,7 +728,7 @@ def write_offload_streaming(
     *,
     block_size: int,
     timestamp: int,
-    ledger_id: Optional[int] = None,
+    ledger_id: int | None = None,
 ) -> list[OffloadBlockDict]:
     """Writes a streaming (PIP-76) data object and its v2 index (local paths)."""
 
@@ -745,8 +743,8 @@ def managed_ledger_info(node: bytes) -> dict[str, Any]:
     """A managed ledger's node: its ledgers (with offload state) and properties."""
 
 def compacted_ledger(
-    cursor_node: bytes, last_position_entry: Optional[bytes] = None
-) -> tuple[Optional[int], Optional[tuple[int, int]], int]:
+    cursor_node: bytes, last_position_entry: bytes | None = None
+) -> tuple[int | None, tuple[int, int] | None, int]:
     """``(compacted ledger id, compaction horizon, cursors ledger id)`` of the
     ``__compaction`` cursor's node."""
 
@@ -766,7 +764,7 @@ class BookieReader:
 
     def __new__(
         cls,
-        bookies: Optional[Mapping[str, str]] = None,
+        bookies: Mapping[str, str] | None = None,
         *,
         timeout_ms: int = 30000,
         connect_timeout_ms: int = 5000,
@@ -774,7 +772,5 @@ class BookieReader:
         max_frame_bytes: int = 5308416,
     ) -> BookieReader: ...
     def last_readable(self, ledger_id: int, metadata: bytes) -> int: ...
-    def read_ledger(
-        self, ledger_id: int, metadata: bytes, first: int = 0, last: Optional[int] = None
-    ) -> pa.RecordBatch:
+    def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: int | None = None) -> pa.RecordBatch:
         """Entries ``first..=last`` of a ledger as ``ledger_id, entry_id, data, error``."""

@@ -78,9 +78,7 @@ def test_options_error():
 
 
 def unsorted_candidates() -> pa.Table:
-    entries = pe.entries_table(
-        [pe.encode_entry([{"key": k, "value": b"v"}], publish_time=1) for k in ("a", "b")]
-    )
+    entries = pe.entries_table([pe.encode_entry([{"key": k, "value": b"v"}], publish_time=1) for k in ("a", "b")])
     rows = _native.compaction_candidates(entries).to_pylist()
     return pa.Table.from_pylist(rows[::-1], schema=_native.compaction_candidates(entries).schema)
 
@@ -124,9 +122,7 @@ def test_storage_error(tmp_path):
     entries = pe.entries_table([GOOD], ledger_id=3)
     missing = tmp_path / "no-such-dir" / "data"
     with pytest.raises(pe.StorageError, match="no-such-dir") as info:
-        _native.write_offload_streaming(
-            entries, str(missing), str(tmp_path / "index"), block_size=1 << 20, timestamp=1
-        )
+        _native.write_offload_streaming(entries, str(missing), str(tmp_path / "index"), block_size=1 << 20, timestamp=1)
     check(info.value, pe.StorageError, OSError)
 
 
@@ -148,9 +144,7 @@ def test_python_callback_exceptions_propagate_as_they_are():
                 raise Boom("exploded on purpose")
             return False
 
-    table = pe.entries_table(
-        [pe.encode_entry([{"key": "k", "value": b"%d" % i}], publish_time=i) for i in (1, 2)]
-    )
+    table = pe.entries_table([pe.encode_entry([{"key": "k", "value": b"%d" % i}], publish_time=i) for i in (1, 2)])
     # A strategy's own exception, not a PulsarEntriesError.
     with pytest.raises(Boom, match="exploded on purpose"):
         pe.compact(table, strategy=Exploding())

@@ -89,7 +89,7 @@ fn lookups_over_entries() {
 #[test]
 fn lookup_errors_have_kinds() {
     let null_last = table(&[(1, 0), (1, 1)], vec![Some(entry(&["a"], 1)), None]);
-    let e = compacted_last_position(&[null_last.clone()], 1 << 20).unwrap_err();
+    let e = compacted_last_position(std::slice::from_ref(&null_last), 1 << 20).unwrap_err();
     assert!(matches!(e, LookupError::NoPosition(_)));
     assert_eq!(e.kind(), ErrorKind::Data);
     assert!(e.to_string().contains("1:1 has no data"), "{e}");
@@ -149,8 +149,13 @@ fn stamp_batches_in_table_order() {
     );
     let mut stamper = Stamper::new(-1, Interceptors::default()).unwrap();
     let times = Timestamps::PerEntry(vec![100, 200]);
-    let (schema, out) =
-        stamp_batches(&batch.schema(), &[batch.clone()], &mut stamper, &times).unwrap();
+    let (schema, out) = stamp_batches(
+        &batch.schema(),
+        std::slice::from_ref(&batch),
+        &mut stamper,
+        &times,
+    )
+    .unwrap();
     assert_eq!(schema.field(2).data_type(), &DataType::Binary);
     let data = out[0].column(2).as_binary::<i32>();
     let first = EntryView::parse(data.value(0), true).unwrap();

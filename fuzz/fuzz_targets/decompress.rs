@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pulsar_entries_core::compression::{compress, Decompressor};
+use pulsar_entries_core::format::compression::{compress, Decompressor};
 use pulsar_entries_core::Codec;
 
 const LIMIT: usize = 1 << 20;

@@ -1,4 +1,4 @@
-//! Our Pulsar-compatible Snappy encoder (`pulsar_entries_core::snappy`) on
+//! Our Pulsar-compatible Snappy encoder (`pulsar_entries_core::format::snappy`) on
 //! arbitrary bytes: it never panics, stays within `max_compressed_len`, and
 //! the `snap` decoder (through `Decompressor`) gives the input back.
 //!
@@ -9,8 +9,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pulsar_entries_core::compression::Decompressor;
-use pulsar_entries_core::{snappy, Codec};
+use pulsar_entries_core::format::compression::Decompressor;
+use pulsar_entries_core::{format::snappy, Codec};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {

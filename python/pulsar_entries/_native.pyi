@@ -1,66 +1,158 @@
 """Type stubs for the Rust extension module."""
 
 import datetime
-from collections.abc import Iterable
-from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple, TypedDict, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias, TypedDict, final
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]  # pyarrow ships no stubs
+from typing_extensions import disjoint_base
 
-Millis = Union[int, datetime.datetime]
+Millis: TypeAlias = int | datetime.datetime
 
+__all__ = [
+    "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "BookieReader",
+    "BuiltinProcessor",
+    "ChunkMessageId",
+    "Compactor",
+    "DataError",
+    "EntryContext",
+    "EntryFormatError",
+    "InputSchemaError",
+    "MessageId",
+    "NativeStrategy",
+    "OffloadFormatError",
+    "OptionsError",
+    "OrderError",
+    "PartitionReassembler",
+    "Position",
+    "PulsarEntriesError",
+    "StorageError",
+    "StrategicFolder",
+    "StrategicPartitionPass",
+    "SurvivorFolder",
+    "__version__",
+    "bookie_address",
+    "compacted_last_position",
+    "compacted_ledger",
+    "compaction_candidates",
+    "decode",
+    "encode_chunked",
+    "encode_entry",
+    "encode_kafka_batch",
+    "encode_kafka_control_batch",
+    "encode_kop_entry",
+    "entry_metadata",
+    "find_by_publish_time",
+    "find_position_by_offset",
+    "find_position_by_time",
+    "finish_leftovers",
+    "from_ledger_records",
+    "keyed_messages",
+    "last_batch_indexes",
+    "ledger_metadata",
+    "ledger_path",
+    "managed_ledger_info",
+    "max_entry_position",
+    "offload_blocks",
+    "parse_entry",
+    "parse_offload_index",
+    "parse_offload_name",
+    "partition_count",
+    "partition_name",
+    "read_bookie_files",
+    "read_offload_blocks",
+    "read_offload_object",
+    "reassemble_chunks",
+    "reassemble_partition",
+    "rebuild_entries",
+    "seek_position",
+    "set_broker_entry_metadata",
+    "stamp",
+    "strategic_rebuild",
+    "strip_rocksdb_header",
+    "to_ledger_records",
+    "topic_last_position",
+    "topic_paths",
+    "with_message_ids",
+    "write_offload_ledger",
+    "write_offload_streaming",
+]
 __version__: str
 DEFAULT_MAX_UNCOMPRESSED_SIZE: int
 
-class EntryFormatError(ValueError):
+# Every function raises from this hierarchy (a Python type mismatch on an
+# argument stays TypeError; a Python callback's exception propagates as is).
+
+class PulsarEntriesError(Exception):
+    """Any error pulsar-entries raises."""
+
+class InputSchemaError(PulsarEntriesError, ValueError):
+    """The input table lacks a column, or a column or argument has the wrong shape."""
+
+class OptionsError(PulsarEntriesError, ValueError):
+    """An option's value is out of range or contradicts another option."""
+
+class OrderError(PulsarEntriesError, ValueError):
+    """Input rows are not in the order the operation needs."""
+
+class DataError(PulsarEntriesError, ValueError):
+    """Stored bytes are malformed: framing, checksum, protobuf, codec, batch."""
+
+class EntryFormatError(DataError):
     """An entry's bytes are not a valid Pulsar stored entry."""
 
-class OffloadFormatError(ValueError):
+class OffloadFormatError(DataError):
     """An offload object's bytes are not a valid Pulsar tiered-storage object."""
 
+class StorageError(PulsarEntriesError, OSError):
+    """Reading or writing storage failed: a file, an object, a connection."""
+
 class MessageDict(TypedDict, total=False):
-    value: Optional[bytes]
-    key: Union[str, bytes, None]
-    properties: Optional[Mapping[str, str]]
-    event_time: Optional[int]
-    sequence_id: Optional[int]
-    ordering_key: Optional[bytes]
+    value: bytes | None
+    key: str | bytes | None
+    properties: Mapping[str, str] | None
+    event_time: int | None
+    sequence_id: int | None
+    ordering_key: bytes | None
 
 class DecodedMessageDict(TypedDict):
     """A message as the ``EntryContext`` helpers return it."""
 
-    batch_index: Optional[int]
-    value: Optional[bytes]
-    key: Optional[str]
+    batch_index: int | None
+    value: bytes | None
+    key: str | None
     key_b64_encoded: bool
-    ordering_key: Optional[bytes]
-    properties: dict[str, Optional[str]]
-    event_time: Optional[int]
-    sequence_id: Optional[int]
+    ordering_key: bytes | None
+    properties: dict[str, str | None]
+    event_time: int | None
+    sequence_id: int | None
     compacted_out: bool
 
 class OutputMessageDict(TypedDict, total=False):
     """A message a user processor returns; every key is optional."""
 
-    value: Union[bytes, str, None]
-    key: Union[str, bytes, None]
+    value: bytes | str | None
+    key: str | bytes | None
     key_b64_encoded: bool
-    ordering_key: Optional[bytes]
-    properties: Optional[Mapping[str, Optional[str]]]
-    headers: Optional[Sequence[Tuple[str, Optional[bytes]]]]
-    event_time: Optional[Millis]
-    timestamp_type: Optional[str]
-    sequence_id: Optional[int]
-    batch_index: Optional[int]
-    offset: Optional[int]
+    ordering_key: bytes | None
+    properties: Mapping[str, str | None] | None
+    headers: Sequence[tuple[str, bytes | None]] | None
+    event_time: Millis | None
+    timestamp_type: str | None
+    sequence_id: int | None
+    batch_index: int | None
+    offset: int | None
     compacted_out: bool
 
 class KafkaRecordDict(TypedDict, total=False):
-    key: Union[bytes, str, None]
-    value: Union[bytes, str, None]
-    headers: Union[Sequence[Tuple[str, Optional[bytes]]], Mapping[str, Optional[bytes]], None]
-    timestamp: Optional[Millis]
-    offset_delta: Optional[int]
+    key: bytes | str | None
+    value: bytes | str | None
+    headers: Sequence[tuple[str, bytes | None]] | Mapping[str, bytes | None] | None
+    timestamp: Millis | None
+    offset_delta: int | None
 
+@final
 class EntryContext:
     """What a user payload processor learns about its entry (PIP-96's context)."""
 
@@ -71,11 +163,11 @@ class EntryContext:
     @property
     def partition(self) -> int: ...
     @property
-    def broker_timestamp(self) -> Optional[int]: ...
+    def broker_timestamp(self) -> int | None: ...
     @property
-    def broker_index(self) -> Optional[int]: ...
+    def broker_index(self) -> int | None: ...
     @property
-    def base_offset(self) -> Optional[int]:
+    def base_offset(self) -> int | None:
         """``broker_index - (num_messages - 1)``: the offset of the entry's first message."""
     @property
     def metadata(self) -> dict[str, Any]:
@@ -83,7 +175,7 @@ class EntryContext:
     @property
     def properties(self) -> dict[str, str]:
         """Entry-level properties."""
-    def get_property(self, key: str) -> Optional[str]: ...
+    def get_property(self, key: str) -> str | None: ...
     @property
     def is_batch(self) -> bool: ...
     @property
@@ -99,21 +191,22 @@ class EntryContext:
     def message_at(self, index: int, record: bytes) -> DecodedMessageDict:
         """A message from ``[u32 size][SingleMessageMetadata][value]`` bytes."""
 
-
 class PayloadProcessorLike(Protocol):
     def process(self, payload: bytes, context: EntryContext) -> Iterable[OutputMessageDict]: ...
 
+@final
 class BuiltinProcessor:
     """A processor implemented in Rust (``KAFKA``, ``PULSAR``). Picklable."""
 
-    def __init__(self, name: str) -> None: ...
+    def __new__(cls, name: str) -> BuiltinProcessor: ...
     @property
     def name(self) -> str: ...
     @property
-    def entry_property(self) -> Optional[Tuple[str, Optional[str]]]: ...
+    def entry_property(self) -> tuple[str, str | None] | None: ...
 
-ProcessorLike = Union[BuiltinProcessor, str, PayloadProcessorLike]
+ProcessorLike: TypeAlias = BuiltinProcessor | str | PayloadProcessorLike
 
+@final
 class Position:
     """Where a seek lands."""
 
@@ -126,7 +219,7 @@ class Position:
     def entry_id(self) -> int:
         """Past the end: the last entry id + 1, as Pulsar's ``Position.getNext()``."""
     @property
-    def batch_index(self) -> Optional[int]:
+    def batch_index(self) -> int | None:
         """Offset seeks: the message's index in the entry holding the offset."""
     @property
     def entries_read(self) -> int:
@@ -138,7 +231,7 @@ def decode(
     verify_checksum: bool = True,
     keep_markers: bool = False,
     max_uncompressed_size: int = ...,
-    processors: Optional[Sequence[ProcessorLike]] = None,
+    processors: Sequence[ProcessorLike] | None = None,
 ) -> pa.Table:
     """Decodes entries into one row per message.
 
@@ -156,7 +249,7 @@ def stamp(
     entries: Any,
     *,
     start_index: int = -1,
-    timestamps: Union[None, Millis, Sequence[Millis], pa.Array] = None,
+    timestamps: Millis | Sequence[Millis] | pa.Array | None = None,
     index: bool = True,
     timestamp: bool = True,
 ) -> pa.Table:
@@ -180,7 +273,7 @@ def encode_kafka_batch(
     *,
     base_offset: int = 0,
     compression: str = "none",
-    base_timestamp: Optional[Millis] = None,
+    base_timestamp: Millis | None = None,
     log_append_time: bool = False,
     transactional: bool = False,
     producer_id: int = -1,
@@ -194,11 +287,10 @@ def encode_kafka_control_batch(
     producer_id: int,
     producer_epoch: int = 0,
     base_offset: int = 0,
-    timestamp: Optional[Millis] = None,
+    timestamp: Millis | None = None,
     coordinator_epoch: int = 0,
 ) -> bytes: ...
-def encode_kop_entry(batches: Sequence[bytes], *, publish_time: Optional[Millis] = None) -> bytes: ...
-
+def encode_kop_entry(batches: Sequence[bytes], *, publish_time: Millis | None = None) -> bytes: ...
 def parse_entry(data: bytes) -> dict[str, Any]:
     """All metadata of one entry: ``broker_entry_metadata``, ``checksum``,
     ``metadata`` (present fields only), ``payload`` and sizes.
@@ -209,15 +301,15 @@ def parse_entry(data: bytes) -> dict[str, Any]:
 def encode_entry(
     messages: Sequence[MessageDict],
     *,
-    batch: Optional[bool] = None,
+    batch: bool | None = None,
     compression: str = "none",
     producer_name: str = "pulsar-entries",
     sequence_id: int = 0,
-    publish_time: Optional[int] = None,
-    broker_timestamp: Optional[int] = None,
-    broker_index: Optional[int] = None,
+    publish_time: int | None = None,
+    broker_timestamp: int | None = None,
+    broker_index: int | None = None,
     checksum: bool = True,
-    properties: Optional[Mapping[str, str]] = None,
+    properties: Mapping[str, str] | None = None,
 ) -> bytes:
     """Encodes messages into one stored entry as Pulsar's Java producer does.
 
@@ -233,6 +325,7 @@ def entry_metadata(data: Any) -> pa.Table:
 
     Reads only prefixes and metadata; payloads are checksummed, never decompressed.
     """
+
 def encode_chunked(
     message: MessageDict,
     *,
@@ -240,11 +333,11 @@ def encode_chunked(
     compression: str = "none",
     producer_name: str = "pulsar-entries",
     sequence_id: int = 0,
-    publish_time: Optional[int] = None,
-    broker_timestamp: Optional[int] = None,
-    broker_index: Optional[int] = None,
+    publish_time: int | None = None,
+    broker_timestamp: int | None = None,
+    broker_index: int | None = None,
     checksum: bool = True,
-    properties: Optional[Mapping[str, str]] = None,
+    properties: Mapping[str, str] | None = None,
 ) -> list[bytes]:
     """Encodes one message as the chunk entries Pulsar's Java producer stores
     with chunking enabled.
@@ -260,8 +353,8 @@ def encode_chunked(
 def set_broker_entry_metadata(
     entry: bytes,
     *,
-    broker_timestamp: Optional[int] = None,
-    broker_index: Optional[int] = None,
+    broker_timestamp: int | None = None,
+    broker_index: int | None = None,
 ) -> bytes:
     """Adds or replaces the entry's ``0e 02`` broker-entry-metadata prefix, as
     the broker's interceptors write it; the checksummed part is unchanged.
@@ -270,8 +363,8 @@ def set_broker_entry_metadata(
 def reassemble_chunks(
     messages: Any,
     *,
-    max_pending: Optional[int] = 100,
-    expire_after_ms: Optional[int] = 60_000,
+    max_pending: int | None = 100,
+    expire_after_ms: int | None = 60_000,
     max_message_size: int = ...,
 ) -> pa.Table:
     """Rebuilds chunked messages from decoded rows (the output of ``decode``,
@@ -291,27 +384,28 @@ def reassemble_chunks(
 def reassemble_partition(
     messages: Any,
     *,
-    seeds: Optional[Mapping[int, int]] = None,
-    max_pending: Optional[int] = 100,
-    expire_after_ms: Optional[int] = 60_000,
+    seeds: Mapping[int, int] | None = None,
+    max_pending: int | None = 100,
+    expire_after_ms: int | None = 60_000,
     max_message_size: int = ...,
 ) -> tuple[pa.Table, pa.Table]:
     """The partition pass of a distributed reassembly: ``(done, leftovers)``.
     See ``pulsar_entries.chunks``."""
 
+@final
 class PartitionReassembler:
     """The partition pass, streaming: feed a partition's decoded batches in
     topic order; memory is the pending messages' chunks, not the partition."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         schema: pa.Schema,
         *,
-        seeds: Optional[Mapping[int, int]] = None,
-        max_pending: Optional[int] = 100,
-        expire_after_ms: Optional[int] = 60_000,
+        seeds: Mapping[int, int] | None = None,
+        max_pending: int | None = 100,
+        expire_after_ms: int | None = 60_000,
         max_message_size: int = ...,
-    ) -> None: ...
+    ) -> PartitionReassembler: ...
     def push(self, batch: Any) -> tuple[pa.Table, pa.Table]:
         """``(done, leftovers)`` decided while reading ``batch``."""
     def finish(self) -> tuple[pa.Table, pa.Table]:
@@ -320,9 +414,9 @@ class PartitionReassembler:
 def finish_leftovers(
     leftovers: Any,
     *,
-    final_watermarks: Optional[Mapping[int, int]] = None,
-    max_pending: Optional[int] = 100,
-    expire_after_ms: Optional[int] = 60_000,
+    final_watermarks: Mapping[int, int] | None = None,
+    max_pending: int | None = 100,
+    expire_after_ms: int | None = 60_000,
     max_message_size: int = ...,
 ) -> pa.Table:
     """Decides the messages handed on by ``reassemble_partition``. See
@@ -333,19 +427,20 @@ def with_message_ids(table: Any) -> pa.Table:
     ``message_id_str`` (Java's text form) appended. Rows that are not messages
     (non-complete chunk outcomes) get nulls."""
 
+@disjoint_base
 class MessageId:
     """A message position as Pulsar's Java client serializes, prints and
     orders it. Equality, ordering and hashing use ``(ledger_id, entry_id,
     partition, batch_index)``; ``batch_size`` is carried for serialization only."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         ledger_id: int,
         entry_id: int,
         partition: int = -1,
         batch_index: int = -1,
-        batch_size: Optional[int] = None,
-    ) -> None: ...
+        batch_size: int | None = None,
+    ) -> MessageId: ...
     @property
     def ledger_id(self) -> int: ...
     @property
@@ -355,27 +450,28 @@ class MessageId:
     @property
     def batch_index(self) -> int: ...
     @property
-    def batch_size(self) -> Optional[int]: ...
+    def batch_size(self) -> int | None: ...
     def serialize(self) -> bytes:
         """Java's ``MessageId.toByteArray()`` (``batch_size`` written, 0 when unknown)."""
     @staticmethod
-    def deserialize(data: bytes) -> Union[MessageId, ChunkMessageId]:
+    def deserialize(data: bytes) -> MessageId | ChunkMessageId:
         """Java's ``MessageId.fromByteArray()``: a batch index wins over
         ``first_chunk_message_id``, which makes a ``ChunkMessageId``.
         Raises EntryFormatError on bad bytes."""
-    def __lt__(self, other: MessageId) -> bool: ...
-    def __le__(self, other: MessageId) -> bool: ...
-    def __gt__(self, other: MessageId) -> bool: ...
-    def __ge__(self, other: MessageId) -> bool: ...
+    def __lt__(self, other: MessageId, /) -> bool: ...
+    def __le__(self, other: MessageId, /) -> bool: ...
+    def __gt__(self, other: MessageId, /) -> bool: ...
+    def __ge__(self, other: MessageId, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class ChunkMessageId(MessageId):
     """A chunked message's id (PIP-107). Its ``ledger_id``, ``entry_id`` and
     ``partition`` are the last chunk's: it equals, orders and hashes as the
     last chunk's position (Java's ``hashCode`` also mixes in the first chunk;
     ours stays consistent with equality). ``str()`` is ``first;last``."""
 
-    def __init__(self, first: MessageId, last: MessageId) -> None: ...
+    def __new__(cls, first: MessageId, last: MessageId) -> ChunkMessageId: ...
     @property
     def first(self) -> MessageId: ...
     @property
@@ -384,21 +480,23 @@ class ChunkMessageId(MessageId):
 def seek_position(message_id: MessageId) -> MessageId:
     """Where a consumer seeks for ``message_id``: the first chunk of a chunked
     message (PIP-107), the id itself otherwise."""
+
 # ---------------------------------------------------------------- compaction
 
+@final
 class Compactor:
     """Two-pass compactor: ``observe`` every batch of entries in topic order,
     then ``write`` the same batches in the same order."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         order: str = "publish",
         retain_null_key: bool = False,
         strategy: Any = None,
         verify_checksum: bool = True,
         max_uncompressed_size: int = ...,
-    ) -> None: ...
+    ) -> Compactor: ...
     def observe(self, entries: Any) -> None:
         """Phase one over entries (a table, record batch or Arrow stream)."""
     def write(self, entries: Any) -> pa.Table:
@@ -408,6 +506,7 @@ class Compactor:
         tombstones, dropped key-less messages, unreadable entries, keys (plain
         compaction) or accepted/rejected/merged updates (strategic)."""
 
+@final
 class NativeStrategy:
     """A built-in compaction strategy implemented in Rust."""
 
@@ -417,36 +516,38 @@ class NativeStrategy:
     def first_wins() -> NativeStrategy: ...
     @staticmethod
     def versioned_state(
-        transitions: Optional[Mapping[str, Sequence[str]]] = None,
+        transitions: Mapping[str, Sequence[str]] | None = None,
         initial_state: str = "Init",
         allow_version_gaps: bool = True,
-        first_version: Optional[int] = None,
+        first_version: int | None = None,
     ) -> NativeStrategy: ...
-    def __init__(
-        self,
+    def __new__(
+        cls,
         kind: str,
-        transitions: Optional[Mapping[str, Sequence[str]]] = None,
+        transitions: Mapping[str, Sequence[str]] | None = None,
         initial_state: str = "Init",
         allow_version_gaps: bool = True,
-        first_version: Optional[int] = None,
-    ) -> None:
+        first_version: int | None = None,
+    ) -> NativeStrategy:
         """Rebuilds a built-in from its constructor's arguments (``kind`` is
         ``"latest_wins"``, ``"first_wins"`` or ``"versioned_state"``); what
         pickling stores, so strategies travel to Spark executors."""
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
-    def should_keep_left(self, prev: Optional[bytes], cur: Optional[bytes]) -> bool: ...
+    def should_keep_left(self, prev: bytes | None, cur: bytes | None) -> bool: ...
 
+@final
 class SurvivorFolder:
     """Folds candidate rows sorted by ``(partition, key, ledger_id, entry_id,
     batch_index)`` into survivor rows ``(partition, ledger_id, entry_id,
     batch_index)``, one key at a time; rows with a null key pass through."""
 
-    def __init__(self, *, order: str = "publish") -> None: ...
+    def __new__(cls, *, order: str = "publish") -> SurvivorFolder: ...
     def push(self, candidates: Any) -> pa.Table:
         """Survivors of the keys completed by these rows (the last key stays open)."""
     def finish(self) -> pa.Table:
         """Survivors of the last key."""
 
+@final
 class StrategicPartitionPass:
     """Strategic compaction, phase one over one Spark partition's entries in
     topic order (each partition a contiguous range of its topic partitions).
@@ -459,20 +560,21 @@ class StrategicPartitionPass:
     entry bytes in ``value``), 0 a restart marker (a message's first chunk 0
     in the partition)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         order: str = "publish",
         retain_null_key: bool = False,
         verify_checksum: bool = True,
         max_uncompressed_size: int = ...,
-    ) -> None:
+    ) -> StrategicPartitionPass:
         """Raises ``ValueError`` for ``order="event_time"``, as the in-process strategic compactor."""
     def push(self, entries: Any) -> pa.Table:
         """Rows for these entries (the next ones of the partition, in topic order)."""
     def finish(self) -> pa.Table:
         """The chunks of messages still assembling at the partition's end."""
 
+@final
 class StrategicFolder:
     """Folds the partition pass's rows, shuffled by ``(partition, key)`` and
     sorted by ``(partition, key, ledger_id, entry_id, batch_index, kind)``,
@@ -481,15 +583,15 @@ class StrategicFolder:
     message folded as in-process, and each key's survivors given as plan rows
     (``value`` a merged value or null). Plan rows pass through."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         strategy: Any,
         *,
         order: str = "publish",
         retain_null_key: bool = False,
         verify_checksum: bool = True,
         max_uncompressed_size: int = ...,
-    ) -> None: ...
+    ) -> StrategicFolder: ...
     def push(self, rows: Any) -> pa.Table:
         """Plans of the keys completed by these rows (the last key stays open).
         A strategy's exception is raised as is."""
@@ -538,9 +640,7 @@ def to_ledger_records(entries: Any) -> pa.Table:
 def from_ledger_records(records: Any) -> pa.Table:
     """``(ledger_id, entry_id, partition, data, error)`` from a ``record`` column."""
 
-def compacted_last_position(
-    entries: Any, *, max_uncompressed_size: int = ...
-) -> Optional[tuple[int, int, int, int, str]]:
+def compacted_last_position(entries: Any, *, max_uncompressed_size: int = ...) -> tuple[int, int, int, int, str] | None:
     """``(ledger_id, entry_id, batch_index, publish_time, source)`` of the last
     message of compacted entries (PIP-429 rules), or None without entries."""
 
@@ -549,13 +649,13 @@ def last_batch_indexes(data: Any, *, max_uncompressed_size: int = ...) -> pa.Tab
     batched), ``source`` and ``error`` by PIP-429's rules; a null index with an
     ``error`` when it cannot be found."""
 
-def topic_last_position(entries: Any) -> Optional[tuple[int, int, int, int]]:
+def topic_last_position(entries: Any) -> tuple[int, int, int, int] | None:
     """The managed-ledger answer for the topic's last dispatchable entry, or None."""
 
-def max_entry_position(entries: Any) -> Optional[tuple[int, int]]:
+def max_entry_position(entries: Any) -> tuple[int, int] | None:
     """The greatest ``(ledger_id, entry_id)`` among entries, or None."""
 
-def find_by_publish_time(entries: Any, publish_time: int) -> Optional[tuple[int, int]]:
+def find_by_publish_time(entries: Any, publish_time: int) -> tuple[int, int] | None:
     """Binary search (table order) for the first entry with ``publish_time`` ≥ the given one."""
 
 def keyed_messages(entries: Any, *, verify_checksum: bool = True, max_uncompressed_size: int = ...) -> pa.Table:
@@ -568,19 +668,19 @@ def keyed_messages(entries: Any, *, verify_checksum: bool = True, max_uncompress
 # pyarrow Buffer); pulsar_entries.offload wraps bytes-like objects that way.
 
 class OffloadBlockDict(TypedDict):
-    ledger_id: Optional[int]
+    ledger_id: int | None
     first_entry_id: int
-    last_entry_id: Optional[int]
+    last_entry_id: int | None
     part_id: int
     offset: int
     length: int
 
 class OffloadNameDict(TypedDict):
     uuid: str
-    ledger_id: Optional[int]
+    ledger_id: int | None
     role: str  # "data" or "index"
 
-def read_offload_object(data: Any, *, index: Optional[Any] = None, ledger_id: Optional[int] = None) -> pa.Table:
+def read_offload_object(data: Any, *, index: Any | None = None, ledger_id: int | None = None) -> pa.Table:
     """Every entry of a whole data object (columns ledger_id, entry_id, data, error); with the
     index, entries it promises but the data lacks are reported. An unreadable index is reported
     in one error row and the headers are read alone."""
@@ -589,21 +689,21 @@ def read_offload_blocks(
     data: Any,
     base_offset: int,
     *,
-    index: Optional[Any] = None,
-    ledger_id: Optional[int] = None,
-    ranges: Optional[Sequence[tuple[int, int, int]]] = None,
+    index: Any | None = None,
+    ledger_id: int | None = None,
+    ranges: Sequence[tuple[int, int, int]] | None = None,
 ) -> pa.Table:
     """Whole blocks starting at ``base_offset`` of the data object; ``ranges`` =
     ``(ledger_id, first_entry_id, last_entry_id)`` to keep and check. Raises OffloadFormatError
     for an unreadable index."""
 
-def parse_offload_index(index: Any, *, ledger_id: Optional[int] = None) -> dict[str, Any]:
+def parse_offload_index(index: Any, *, ledger_id: int | None = None) -> dict[str, Any]:
     """An index object's header fields and, per ledger, its metadata and blocks."""
 
-def offload_blocks(index: Any, *, ledger_id: Optional[int] = None) -> list[OffloadBlockDict]:
+def offload_blocks(index: Any, *, ledger_id: int | None = None) -> list[OffloadBlockDict]:
     """Every block of an index, in data-object order."""
 
-def parse_offload_name(name: str) -> Optional[OffloadNameDict]:
+def parse_offload_name(name: str) -> OffloadNameDict | None:
     """Parses ``<uuid>-ledger-<id>[-index]`` or ``<uuid>[-index]``; None for other names."""
 
 def write_offload_ledger(
@@ -611,13 +711,13 @@ def write_offload_ledger(
     data_path: str,
     index_path: str,
     *,
-    ledger_id: Optional[int],
+    ledger_id: int | None,
     block_size: int,
     ctime: int,
     managed_ledger_name: str,
-    ensemble: Optional[Sequence[str]] = None,
-    write_quorum: Optional[int] = None,
-    ack_quorum: Optional[int] = None,
+    ensemble: Sequence[str] | None = None,
+    write_quorum: int | None = None,
+    ack_quorum: int | None = None,
 ) -> list[OffloadBlockDict]:
     """Writes a ledger-based data object and its v1 index (local paths)."""
 
@@ -628,6 +728,49 @@ def write_offload_streaming(
     *,
     block_size: int,
     timestamp: int,
-    ledger_id: Optional[int] = None,
+    ledger_id: int | None = None,
 ) -> list[OffloadBlockDict]:
     """Writes a streaming (PIP-76) data object and its v2 index (local paths)."""
+
+# ----------------------------------------------------------------- a live cluster (metadata store, bookies)
+
+def topic_paths(topic: str) -> dict[str, Any]:
+    """The metadata-store paths of a topic name."""
+
+def partition_name(topic: str, index: int) -> str: ...
+def strip_rocksdb_header(value: bytes) -> bytes: ...
+def managed_ledger_info(node: bytes) -> dict[str, Any]:
+    """A managed ledger's node: its ledgers (with offload state) and properties."""
+
+def compacted_ledger(
+    cursor_node: bytes, last_position_entry: bytes | None = None
+) -> tuple[int | None, tuple[int, int] | None, int]:
+    """``(compacted ledger id, compaction horizon, cursors ledger id)`` of the
+    ``__compaction`` cursor's node."""
+
+def partition_count(node: bytes) -> int: ...
+def bookie_address(bookie_id: str, node: bytes) -> str: ...
+def ledger_metadata(ledger_id: int, node: bytes) -> dict[str, Any]:
+    """A BookKeeper ledger's metadata node as a dict."""
+
+def ledger_path(ledger_id: int, root: str = "/ledgers") -> str: ...
+def read_bookie_files(logs: Sequence[str], ledgers: Sequence[tuple[int, bytes]]) -> pa.RecordBatch:
+    """Ledgers read from a bookie's entry-log files (offline): one row per
+    entry, an error row per damaged place in a file."""
+
+@final
+class BookieReader:
+    """A read-only BookKeeper client (``bookies`` maps a bookie id to its address)."""
+
+    def __new__(
+        cls,
+        bookies: Mapping[str, str] | None = None,
+        *,
+        timeout_ms: int = 30000,
+        connect_timeout_ms: int = 5000,
+        pipeline_depth: int = 64,
+        max_frame_bytes: int = 5308416,
+    ) -> BookieReader: ...
+    def last_readable(self, ledger_id: int, metadata: bytes) -> int: ...
+    def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: int | None = None) -> pa.RecordBatch:
+        """Entries ``first..=last`` of a ledger as ``ledger_id, entry_id, data, error``."""

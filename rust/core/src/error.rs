@@ -174,15 +174,6 @@ impl EntryError {
             | EntryError::NoProcessor { .. } => ErrorKind::Data,
         }
     }
-
-    // transitional path for rust/python: the bindings still build
-    // `EntryError::Input(..)`, the catch-all this crate no longer raises; it
-    // now means a schema error. Remove once rust/python stops using it.
-    #[doc(hidden)]
-    #[allow(non_snake_case)]
-    pub fn Input(message: String) -> EntryError {
-        EntryError::Schema(message)
-    }
 }
 
 pub type Result<T, E = EntryError> = std::result::Result<T, E>;
@@ -247,13 +238,6 @@ mod tests {
             "checksum mismatch: stored crc32c 0x00000001, computed 0x00000002 over entry bytes 6..40"
         );
         assert_eq!(wrapped.to_string(), e.to_string());
-    }
-
-    #[test]
-    fn the_transitional_input_constructor_is_a_schema_error() {
-        let e = EntryError::Input("no `data`".into());
-        assert_eq!(e, EntryError::Schema("no `data`".into()));
-        assert_eq!(e.kind(), ErrorKind::InputSchema);
     }
 
     #[test]

@@ -31,8 +31,12 @@ pub mod error;
 pub mod format;
 pub mod metadata_store;
 pub mod offload;
+pub mod options;
+pub mod pass;
 pub mod processor;
 pub mod seek;
+pub mod stamp;
+pub mod value;
 
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.
 pub mod proto {
@@ -58,20 +62,3 @@ pub use format::encode::{encode_chunked, encode_entry, EncodeOptions, Key, Messa
 pub use format::frame::EntryView;
 pub use format::message_id::{AnyMessageId, ChunkMessageId, MessageId};
 pub use processor::{PayloadProcessor, Processors};
-
-// transitional path for rust/python: the modules' paths before the layer
-// folders. Code inside the crate uses the layer paths.
-#[doc(hidden)]
-pub use format::{batch, broker, compression, crc, encode, frame, metadata, snappy};
-// transitional path for rust/python
-#[doc(hidden)]
-pub use decode::{entries, entry_metadata};
-// transitional path for rust/python
-#[doc(hidden)]
-pub use processor::kafka;
-/// transitional path for rust/python: `message_id` before the layer folders.
-#[doc(hidden)]
-pub mod message_id {
-    pub use crate::decode::message_ids::message_id_arrays;
-    pub use crate::format::message_id::*;
-}

@@ -24,7 +24,15 @@ const LAYERS: &[&[&str]] = &[
     &["format"],
     &["processor", "metadata_store"],
     &["decode"],
-    &["chunks", "compaction", "offload", "seek", "bookkeeper"],
+    &[
+        "chunks",
+        "compaction",
+        "offload",
+        "seek",
+        "bookkeeper",
+        "stamp",
+    ],
+    &["options", "pass", "value"],
 ];
 
 /// The layer that must not mention Arrow.

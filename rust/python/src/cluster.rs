@@ -9,16 +9,15 @@ use pulsar_entries_core::bookkeeper::{
 };
 use pulsar_entries_core::metadata_store::{self as ms, OffloadState, TopicName};
 use pulsar_entries_core::ErrorKind;
-use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3_arrow::PyRecordBatch;
 
+use crate::errors::Class;
+
+/// Through the one mapping of core error kinds to Python classes.
 fn to_py(kind: ErrorKind, msg: String) -> PyErr {
-    match kind {
-        ErrorKind::Io => PyOSError::new_err(msg),
-        _ => PyValueError::new_err(msg),
-    }
+    crate::errors::class_of(kind, Class::Data).err(msg).into()
 }
 
 fn meta_err(e: ms::MetadataError) -> PyErr {
@@ -197,9 +196,9 @@ impl BookieReader {
     ) -> PyResult<Self> {
         if timeout_ms == 0 || connect_timeout_ms == 0 || pipeline_depth == 0 || max_frame_bytes < 64
         {
-            return Err(PyValueError::new_err(
+            return Err(PyErr::from(Class::Options.err(
                 "timeout_ms, connect_timeout_ms and pipeline_depth must be positive, max_frame_bytes at least 64",
-            ));
+            )));
         }
         let opts = ClientOptions {
             connect_timeout: Duration::from_millis(connect_timeout_ms),

@@ -1,15 +1,16 @@
 //! Kafka RecordBatch v2 and KoP entry writers.
 
-use pulsar_entries_core::kafka::codec::KafkaCodec;
-use pulsar_entries_core::kafka::encode::{
+use pulsar_entries_core::options::{kafka_codec, non_negative_ms};
+use pulsar_entries_core::processor::kafka::encode::{
     encode_control_batch, encode_kop_entry, encode_record_batch, KafkaBatchOptions,
     KafkaRecordInput,
 };
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
-use crate::{millis, now_ms};
+use crate::convert::{millis, millis_or, now_ms};
+use crate::errors::{Class, Result};
 
 fn bytes_or_text(v: &Bound<'_, PyAny>) -> Option<Option<Vec<u8>>> {
     if v.is_none() {
@@ -23,7 +24,7 @@ fn bytes_or_text(v: &Bound<'_, PyAny>) -> Option<Option<Vec<u8>>> {
     }
 }
 
-fn record_input(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<KafkaRecordInput> {
+fn record_input(obj: &Bound<'_, PyAny>, index: usize) -> Result<KafkaRecordInput> {
     let dict = obj
         .cast::<PyDict>()
         .map_err(|_| PyTypeError::new_err(format!("records[{index}] must be a dict")))?;
@@ -37,47 +38,34 @@ fn record_input(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<KafkaRecordInp
             "value" => r.value = bytes_or_text(&v).ok_or_else(|| bad("bytes, str or None"))?,
             "timestamp" => r.timestamp = if v.is_none() { None } else { Some(millis(&v)?) },
             "offset_delta" => r.offset_delta = v.extract().map_err(|_| bad("an int or None"))?,
+            "headers" if v.is_none() => {}
             "headers" => {
-                if v.is_none() {
-                    continue;
-                }
-                let items: Vec<Bound<'_, PyAny>> = if let Ok(d) = v.cast::<PyDict>() {
-                    d.items().iter().collect()
-                } else {
-                    v.try_iter()?.collect::<PyResult<_>>()?
+                let items: Vec<Bound<'_, PyAny>> = match v.cast::<PyDict>() {
+                    Ok(d) => d.items().iter().collect(),
+                    Err(_) => v.try_iter()?.collect::<PyResult<_>>()?,
                 };
                 for item in items {
-                    let pair = item
-                        .cast::<PyTuple>()
-                        .ok()
-                        .filter(|t| t.len() == 2)
-                        .ok_or_else(|| bad("a list of (str, bytes or None) pairs"))?;
+                    let pair = item.cast::<PyTuple>().ok().filter(|t| t.len() == 2);
+                    let pair = pair.ok_or_else(|| bad("a list of (str, bytes or None) pairs"))?;
                     let key: String = pair.get_item(0)?.extract().map_err(|_| bad("(str, bytes) pairs"))?;
                     let value = bytes_or_text(&pair.get_item(1)?).ok_or_else(|| bad("(str, bytes or None) pairs"))?;
                     r.headers.push((key, value));
                 }
             }
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "records[{index}] has unknown key {name:?}; expected key, value, headers, timestamp, offset_delta"
-                )))
-            }
+            _ => return Err(Class::InputSchema.err(format!(
+                "records[{index}] has unknown key {name:?}; expected key, value, headers, timestamp, offset_delta"
+            ))),
         }
     }
     Ok(r)
 }
 
-fn codec(name: &str) -> PyResult<KafkaCodec> {
-    KafkaCodec::parse(name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown Kafka compression {name:?}; expected none, gzip, snappy, lz4 or zstd"
-        ))
-    })
-}
-
 /// Encodes one Kafka RecordBatch v2 (magic 2).
 #[pyfunction]
 #[pyo3(signature = (records, *, base_offset=0, compression="none", base_timestamp=None, log_append_time=false, transactional=false, producer_id=-1, producer_epoch=-1, base_sequence=-1, partition_leader_epoch=-1))]
+#[pyo3(
+    text_signature = "(records, *, base_offset=0, compression='none', base_timestamp=None, log_append_time=False, transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, partition_leader_epoch=-1)"
+)]
 #[allow(clippy::too_many_arguments)]
 fn encode_kafka_batch<'py>(
     py: Python<'py>,
@@ -91,30 +79,25 @@ fn encode_kafka_batch<'py>(
     producer_epoch: i16,
     base_sequence: i32,
     partition_leader_epoch: i32,
-) -> PyResult<Bound<'py, PyBytes>> {
+) -> Result<Bound<'py, PyBytes>> {
     let inputs = records
         .iter()
         .enumerate()
         .map(|(i, r)| record_input(r, i))
-        .collect::<PyResult<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let opts = KafkaBatchOptions {
         base_offset,
         partition_leader_epoch,
-        compression: codec(compression)?,
+        compression: kafka_codec(compression)?,
         log_append_time,
         transactional,
         control: false,
         producer_id,
         producer_epoch,
         base_sequence,
-        base_timestamp: match base_timestamp {
-            Some(t) if !t.is_none() => millis(&t)?,
-            _ => now_ms() as i64,
-        },
+        base_timestamp: millis_or(base_timestamp, now_ms() as i64)?,
     };
-    let bytes = py
-        .detach(|| encode_record_batch(&inputs, &opts))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let bytes = py.detach(|| encode_record_batch(&inputs, &opts))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -129,47 +112,30 @@ fn encode_kafka_control_batch<'py>(
     base_offset: i64,
     timestamp: Option<Bound<'py, PyAny>>,
     coordinator_epoch: i32,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let ts = match timestamp {
-        Some(t) if !t.is_none() => millis(&t)?,
-        _ => now_ms() as i64,
-    };
-    let bytes = encode_control_batch(
-        commit,
-        producer_id,
-        producer_epoch,
-        base_offset,
-        ts,
-        coordinator_epoch,
-    )
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+) -> Result<Bound<'py, PyBytes>> {
+    let ts = millis_or(timestamp, now_ms() as i64)?;
+    let (pid, epoch, coordinator) = (producer_id, producer_epoch, coordinator_epoch);
+    let bytes = encode_control_batch(commit, pid, epoch, base_offset, ts, coordinator)?;
     Ok(PyBytes::new(py, &bytes))
 }
 
 /// Wraps Kafka record batches into a stored entry as KoP's `kafka` entry
 /// format does (no checksum, property `entry.format=kafka`).
-#[pyfunction]
+#[pyfunction(name = "encode_kop_entry")]
 #[pyo3(signature = (batches, *, publish_time=None))]
-fn encode_kop_entry_py<'py>(
+fn kop_entry<'py>(
     py: Python<'py>,
     batches: Vec<Vec<u8>>,
     publish_time: Option<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let publish_time = match publish_time {
-        Some(t) if !t.is_none() => u64::try_from(millis(&t)?)
-            .map_err(|_| PyValueError::new_err("publish_time must be >= 0"))?,
-        _ => now_ms(),
-    };
+) -> Result<Bound<'py, PyBytes>> {
+    let publish_time = non_negative_ms("publish_time", millis_or(publish_time, now_ms() as i64)?)?;
     let refs: Vec<&[u8]> = batches.iter().map(Vec::as_slice).collect();
-    let bytes =
-        encode_kop_entry(&refs, publish_time).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(PyBytes::new(py, &bytes))
+    Ok(PyBytes::new(py, &encode_kop_entry(&refs, publish_time)?))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_kafka_batch, m)?)?;
     m.add_function(wrap_pyfunction!(encode_kafka_control_batch, m)?)?;
-    let f = wrap_pyfunction!(encode_kop_entry_py, m)?;
-    m.add("encode_kop_entry", f)?;
+    m.add_function(wrap_pyfunction!(kop_entry, m)?)?;
     Ok(())
 }

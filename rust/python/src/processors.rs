@@ -8,23 +8,24 @@
 //! appended. Selection uses each processor's `entry_property`, read once when
 //! `decode` starts, so choosing a processor never needs the GIL.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
-use pulsar_entries_core::batch::BatchRecord;
-use pulsar_entries_core::kafka::KafkaProcessor;
-use pulsar_entries_core::metadata::{MessageMetadataView, SingleMessageMetadataView};
+use pulsar_entries_core::format::metadata::MessageMetadataView;
+use pulsar_entries_core::processor::input::{messages, record_at, OwnedMessage};
+use pulsar_entries_core::processor::kafka::KafkaProcessor;
 use pulsar_entries_core::processor::{
-    batch_message, pulsar_messages, single_message, EntryContext, Message, MessageHeaders,
-    MessageProperties, PayloadProcessor, Processors, PulsarProcessor, Selector, Sink,
-    TimestampType,
+    batch_message, pulsar_messages, single_message, EntryContext, Message, PayloadProcessor,
+    Processors, PulsarProcessor, Selector, Sink, TimestampType,
 };
 use pulsar_entries_core::EntryError;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
-use crate::{format_error, metadata_dict, millis};
+use crate::convert::{dict_to_py, millis};
+use crate::entry::metadata_dict;
+use crate::errors::{Class, Result};
+use pulsar_entries_core::value::message_value;
 
 const BUILTINS: [&str; 2] = [KafkaProcessor::NAME, PulsarProcessor::NAME];
 
@@ -46,20 +47,18 @@ pub struct BuiltinProcessor {
 #[pymethods]
 impl BuiltinProcessor {
     #[new]
-    fn new(name: &str) -> PyResult<Self> {
-        if !BUILTINS.contains(&name) {
-            return Err(PyValueError::new_err(format!(
-                "unknown built-in processor {name:?}; expected one of {BUILTINS:?}"
-            )));
-        }
+    fn new(name: &str) -> Result<Self> {
+        builtin(name)?;
         Ok(BuiltinProcessor { name: name.into() })
     }
 
     /// The entry property the processor selects on (None: every entry).
     #[getter]
     fn entry_property(&self) -> Option<(&'static str, Option<&'static str>)> {
-        (self.name == KafkaProcessor::NAME)
-            .then_some((pulsar_entries_core::kafka::ENTRY_FORMAT_KEY, Some("kafka")))
+        (self.name == KafkaProcessor::NAME).then_some((
+            pulsar_entries_core::processor::kafka::ENTRY_FORMAT_KEY,
+            Some("kafka"),
+        ))
     }
 
     fn __repr__(&self) -> String {
@@ -71,12 +70,12 @@ impl BuiltinProcessor {
     }
 }
 
-fn builtin(name: &str) -> PyResult<Arc<dyn PayloadProcessor>> {
+fn builtin(name: &str) -> Result<Arc<dyn PayloadProcessor>> {
     Ok(match name {
         KafkaProcessor::NAME => Arc::new(KafkaProcessor::new()),
         PulsarProcessor::NAME => Arc::new(PulsarProcessor::new()),
         _ => {
-            return Err(PyValueError::new_err(format!(
+            return Err(Class::Options.err(format!(
                 "unknown built-in processor {name:?}; expected one of {BUILTINS:?}"
             )))
         }
@@ -100,14 +99,13 @@ fn selector_of(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Selector> {
 }
 
 /// The processor list from `decode(processors=...)`.
-pub fn processors_from(list: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<Processors> {
+pub fn processors_from(list: Option<Vec<Bound<'_, PyAny>>>) -> Result<Processors> {
     let Some(list) = list else {
         return Ok(Processors::default());
     };
     if list.is_empty() {
-        return Err(PyValueError::new_err(
-            "processors must name at least one processor (the default is [KAFKA, PULSAR])",
-        ));
+        let text = "processors must name at least one processor (the default is [KAFKA, PULSAR])";
+        return Err(Class::Options.err(text));
     }
     let mut out: Vec<Arc<dyn PayloadProcessor>> = Vec::with_capacity(list.len());
     for (i, obj) in list.iter().enumerate() {
@@ -131,27 +129,10 @@ pub fn processors_from(list: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<Processo
         } else {
             return Err(PyTypeError::new_err(format!(
                 "processors[{i}] must be a built-in processor (KAFKA, PULSAR, or its name) or an object with a process(payload, context) method"
-            )));
+            )).into());
         }
     }
     Ok(Processors::new(out))
-}
-
-/// What a Python processor's message dict holds, owned.
-#[derive(Default)]
-struct OwnedMessage {
-    batch_index: Option<i32>,
-    sequence_id: Option<i64>,
-    event_time: Option<i64>,
-    timestamp_type: Option<TimestampType>,
-    key: Option<String>,
-    key_b64_encoded: bool,
-    ordering_key: Option<Vec<u8>>,
-    properties: Vec<(String, Option<String>)>,
-    headers: Option<Vec<(String, Option<Vec<u8>>)>>,
-    value: Option<Vec<u8>>,
-    compacted_out: bool,
-    offset: Option<i64>,
 }
 
 fn bytes_like(v: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
@@ -168,7 +149,7 @@ fn bytes_like(v: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
     }
 }
 
-fn owned_message(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<OwnedMessage> {
+fn owned_message(obj: &Bound<'_, PyAny>, index: usize) -> Result<OwnedMessage> {
     let dict = obj.cast::<PyDict>().map_err(|_| {
         PyTypeError::new_err(format!(
             "message {index} is a {}, not a dict",
@@ -204,7 +185,7 @@ fn owned_message(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<OwnedMessage>
                     m.key = Some(base64::engine::general_purpose::STANDARD.encode(b.as_bytes()));
                     key_b64 = Some(key_b64.unwrap_or(true));
                 } else {
-                    return Err(bad("str, bytes or None"));
+                    return Err(bad("str, bytes or None").into());
                 }
             }
             "key_b64_encoded" => {
@@ -269,7 +250,7 @@ fn owned_message(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<OwnedMessage>
                 m.compacted_out = v.extract::<Option<bool>>().map_err(|_| bad("a bool"))?.unwrap_or(false)
             }
             _ => {
-                return Err(PyValueError::new_err(format!(
+                return Err(Class::InputSchema.err(format!(
                     "message {index} has unknown key {name:?}; expected value, key, key_b64_encoded, ordering_key, properties, headers, event_time, timestamp_type, sequence_id, batch_index, offset, compacted_out"
                 )))
             }
@@ -316,16 +297,15 @@ impl PayloadProcessor for PyProcessor {
         sink: Sink<'_>,
     ) -> Result<(), EntryError> {
         let owned = Python::attach(|py| -> Result<Vec<OwnedMessage>, String> {
-            let run = || -> PyResult<Vec<OwnedMessage>> {
+            let run = || -> Result<Vec<OwnedMessage>> {
                 let context = Py::new(py, PyEntryContext::new(ctx))?;
-                let result = self
-                    .obj
-                    .bind(py)
-                    .call_method1("process", (PyBytes::new(py, payload), context))?;
+                let payload = PyBytes::new(py, payload);
+                let result = self.obj.bind(py).call_method1("process", (payload, context))?;
                 if result.is_none() {
                     return Err(PyTypeError::new_err(
                         "process() returned None; return an iterable of message dicts ([] for none)",
-                    ));
+                    )
+                    .into());
                 }
                 let mut out = Vec::new();
                 for (i, item) in result.try_iter()?.enumerate() {
@@ -333,45 +313,13 @@ impl PayloadProcessor for PyProcessor {
                 }
                 Ok(out)
             };
-            run().map_err(|e| python_error(py, e))
+            run().map_err(|e| python_error(py, e.into()))
         })
         .map_err(|reason| EntryError::Processor {
             processor: self.name.clone(),
             reason,
         })?;
-        let single = owned.len() == 1 && !ctx.entry.metadata.is_batch();
-        let messages: Vec<Message<'_>> = owned
-            .iter()
-            .enumerate()
-            .map(|(i, o)| Message {
-                batch_index: Some(o.batch_index.unwrap_or(if single { -1 } else { i as i32 })),
-                sequence_id: o
-                    .sequence_id
-                    .or(Some(ctx.entry.metadata.sequence_id as i64)),
-                event_time: o.event_time,
-                timestamp_type: o.timestamp_type,
-                key: o.key.as_deref().map(Cow::Borrowed),
-                key_b64_encoded: o.key_b64_encoded,
-                ordering_key: o.ordering_key.as_deref(),
-                properties: MessageProperties::Pairs(
-                    o.properties
-                        .iter()
-                        .map(|(k, v)| (Cow::Borrowed(k.as_str()), v.as_deref().map(Cow::Borrowed)))
-                        .collect(),
-                ),
-                headers: o.headers.as_ref().map(|hs| {
-                    MessageHeaders::Pairs(
-                        hs.iter()
-                            .map(|(k, v)| (Cow::Borrowed(k.as_str()), v.as_deref()))
-                            .collect(),
-                    )
-                }),
-                value: o.value.as_deref(),
-                compacted_out: o.compacted_out,
-                offset: o.offset,
-                ..Default::default()
-            })
-            .collect();
+        let messages = messages(&owned, ctx);
         sink.emit(&messages);
         Ok(())
     }
@@ -413,54 +361,29 @@ impl PyEntryContext {
         }
     }
 
-    fn md(&self) -> PyResult<MessageMetadataView<'_>> {
-        MessageMetadataView::parse(&self.metadata_raw, self.metadata_offset).map_err(format_error)
+    fn md(&self) -> Result<MessageMetadataView<'_>> {
+        Ok(MessageMetadataView::parse(
+            &self.metadata_raw,
+            self.metadata_offset,
+        )?)
     }
 }
 
 pub fn message_dict<'py>(py: Python<'py>, m: &Message<'_>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("batch_index", m.batch_index)?;
-    d.set_item("value", m.value.map(|v| PyBytes::new(py, v)))?;
-    d.set_item("key", m.key.as_deref())?;
-    d.set_item("key_b64_encoded", m.key_b64_encoded)?;
-    d.set_item("ordering_key", m.ordering_key.map(|v| PyBytes::new(py, v)))?;
-    let props = PyDict::new(py);
-    match &m.properties {
-        MessageProperties::Pulsar(p) => {
-            for (k, v) in p.iter() {
-                props.set_item(k, v)?;
-            }
-        }
-        MessageProperties::Pairs(pairs) => {
-            for (k, v) in pairs {
-                props.set_item(k.as_ref(), v.as_deref())?;
-            }
-        }
-        MessageProperties::Headers(headers) => {
-            for (k, v) in headers.iter() {
-                props.set_item(String::from_utf8_lossy(k), v.map(String::from_utf8_lossy))?;
-            }
-        }
-    }
-    d.set_item("properties", props)?;
-    d.set_item("event_time", m.event_time)?;
-    d.set_item("sequence_id", m.sequence_id)?;
-    d.set_item("compacted_out", m.compacted_out)?;
-    Ok(d)
+    dict_to_py(py, &message_value(m))
 }
 
 #[pymethods]
 impl PyEntryContext {
     /// The entry's MessageMetadata, present fields only (as `parse_entry`).
     #[getter]
-    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        metadata_dict(py, &self.md()?)
+    fn metadata<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
+        Ok(metadata_dict(py, &self.md()?)?)
     }
 
     /// Entry-level properties (MessageMetadata.properties).
     #[getter]
-    fn properties<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn properties<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for (k, v) in self.md()?.properties.iter() {
             d.set_item(k, v)?;
@@ -469,7 +392,7 @@ impl PyEntryContext {
     }
 
     /// One entry property, or None (PIP-96 `getProperty`).
-    fn get_property(&self, key: &str) -> PyResult<Option<String>> {
+    fn get_property(&self, key: &str) -> Result<Option<String>> {
         Ok(self
             .md()?
             .properties
@@ -479,46 +402,42 @@ impl PyEntryContext {
 
     /// Whether `num_messages_in_batch` is present (batch framing).
     #[getter]
-    fn is_batch(&self) -> PyResult<bool> {
+    fn is_batch(&self) -> Result<bool> {
         Ok(self.md()?.is_batch())
     }
 
     /// `num_messages_in_batch`, else 1.
     #[getter]
-    fn num_messages(&self) -> PyResult<i32> {
+    fn num_messages(&self) -> Result<i32> {
         Ok(self.md()?.num_messages())
     }
 
     #[getter]
-    fn publish_time(&self) -> PyResult<u64> {
+    fn publish_time(&self) -> Result<u64> {
         Ok(self.md()?.publish_time)
     }
 
     #[getter]
-    fn producer_name(&self) -> PyResult<String> {
+    fn producer_name(&self) -> Result<String> {
         Ok(self.md()?.producer_name.to_owned())
     }
 
     /// The whole payload as one message with the entry's key, properties
     /// and times (PIP-96 `asSingleMessage`).
-    fn single_message<'py>(&self, py: Python<'py>, payload: &[u8]) -> PyResult<Bound<'py, PyDict>> {
-        message_dict(py, &single_message(&self.md()?, payload))
+    fn single_message<'py>(&self, py: Python<'py>, payload: &[u8]) -> Result<Bound<'py, PyDict>> {
+        Ok(message_dict(py, &single_message(&self.md()?, payload))?)
     }
 
     /// Pulsar's own split of the payload (what the `DEFAULT` processor does):
     /// batch records, or the single message.
-    fn pulsar_messages<'py>(
-        &self,
-        py: Python<'py>,
-        payload: &[u8],
-    ) -> PyResult<Bound<'py, PyList>> {
+    fn pulsar_messages<'py>(&self, py: Python<'py>, payload: &[u8]) -> Result<Bound<'py, PyList>> {
         let md = self.md()?;
-        let messages = pulsar_messages(&md, payload).map_err(format_error)?;
+        let messages = pulsar_messages(&md, payload)?;
         let items = messages
             .iter()
             .map(|m| message_dict(py, m))
             .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        Ok(PyList::new(py, items)?)
     }
 
     /// A message from `[u32 size][SingleMessageMetadata][value]` bytes at
@@ -529,37 +448,11 @@ impl PyEntryContext {
         py: Python<'py>,
         index: i32,
         record: &[u8],
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let md = self.md()?;
-        let size = record
-            .get(..4)
-            .map(|b| u32::from_be_bytes(b.try_into().unwrap()) as usize)
-            .ok_or_else(|| PyValueError::new_err("record is shorter than its 4-byte size word"))?;
-        let smm_bytes = record.get(4..4usize.saturating_add(size)).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "SingleMessageMetadata size {size} exceeds the {} bytes left",
-                record.len() - 4
-            ))
-        })?;
-        let smm = SingleMessageMetadataView::parse(smm_bytes, 4).map_err(format_error)?;
-        let rest = &record[4 + size..];
-        let n = usize::try_from(smm.payload_size)
-            .ok()
-            .filter(|&n| n <= rest.len())
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "payload_size {} does not fit the {} bytes left",
-                    smm.payload_size,
-                    rest.len()
-                ))
-            })?;
-        let r = BatchRecord {
-            index,
-            metadata: smm,
-            payload: &rest[..n],
-            record: &record[..4 + size + n],
-        };
-        message_dict(py, &batch_message(&md, &r))
+    ) -> Result<Bound<'py, PyDict>> {
+        Ok(message_dict(
+            py,
+            &batch_message(&self.md()?, &record_at(index, record)?),
+        )?)
     }
 
     fn __repr__(&self) -> String {
@@ -568,4 +461,10 @@ impl PyEntryContext {
             self.ledger_id, self.entry_id, self.partition
         )
     }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<BuiltinProcessor>()?;
+    m.add_class::<PyEntryContext>()?;
+    Ok(())
 }

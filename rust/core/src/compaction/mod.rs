@@ -21,13 +21,17 @@
 //! key, sort each key's run by position and fold it with the same
 //! [`keys::KeyState`], and gets the same survivors.
 
+pub mod builtin;
 pub mod compactor;
 pub mod distributed;
+pub mod keyed;
 pub mod keys;
 pub mod ledger_record;
+pub mod lookup;
 pub mod messages;
 pub mod position;
 pub mod rebatch;
+pub mod records;
 pub mod scan;
 pub mod strategic;
 pub mod strategic_distributed;

@@ -117,12 +117,8 @@ pub fn entry_summary(data: &[u8]) -> Result<EntrySummary> {
     Ok(EntrySummary {
         publish_time: md.publish_time,
         marker_type: md.marker_type,
-        txn: match (md.txnid_most_bits, md.txnid_least_bits) {
-            (Some(m), Some(l)) => Some((m, l)),
-            _ => None,
-        },
+        txn: md.txn(),
     })
 }
 
-/// `TXN_ABORT` marker type.
-pub const MARKER_TXN_ABORT: i32 = 22;
+pub use crate::format::metadata::MARKER_TXN_ABORT;

@@ -13,9 +13,8 @@ use crate::error::Result;
 use crate::format::batch::{split_batch, BatchRecord};
 use crate::format::compression::{Codec, Decompressor};
 use crate::format::frame::EntryView;
-use crate::format::metadata::MessageMetadataView;
+use crate::format::metadata::{MessageMetadataView, MARKER_TXN_ABORT};
 
-use super::position::MARKER_TXN_ABORT;
 use super::CompactOptions;
 
 /// The chunk fields of a chunked message's entry (PIP-37).
@@ -111,13 +110,8 @@ pub fn single_candidate<'a>(entry: &EntryView<'a>) -> Candidate<'a> {
         event_time: md.event_time.unwrap_or(0),
         batched: false,
         chunk,
-        txn: entry_txn(md),
+        txn: md.txn(),
     }
-}
-
-/// The transaction an entry was written in, if any.
-pub fn entry_txn(md: &MessageMetadataView<'_>) -> Option<(u64, u64)> {
-    md.txnid_most_bits.zip(md.txnid_least_bits)
 }
 
 /// The transactions that `TXN_ABORT` markers among `entries` abort. A reader
@@ -130,7 +124,7 @@ pub fn aborted_transactions<'a>(
         .into_iter()
         .filter_map(|data| EntryView::parse(data, false).ok())
         .filter(|e| e.metadata.marker_type == Some(MARKER_TXN_ABORT))
-        .filter_map(|e| entry_txn(&e.metadata))
+        .filter_map(|e| e.metadata.txn())
         .collect()
 }
 
@@ -152,7 +146,7 @@ pub fn scan_entry(
         return Ok(EntryKind::Single);
     }
     let (_, records) = batch_records(decompressor, &entry, opts.max_uncompressed_size)?;
-    let txn = entry_txn(md);
+    let txn = md.txn();
     for r in records.iter().filter(|r| !r.metadata.is_compacted_out()) {
         f(Candidate {
             batch_index: r.index,

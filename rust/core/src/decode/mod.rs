@@ -9,10 +9,12 @@
 //! - [`message_ids`]: message ids for the rows of a decoded table.
 
 pub(crate) mod arrow_types;
+pub mod binary;
 mod columns;
 pub mod decoder;
 pub mod entries;
 pub mod entry_metadata;
+pub mod message_id_columns;
 pub mod message_ids;
 pub mod schema;
 

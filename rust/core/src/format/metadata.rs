@@ -167,6 +167,11 @@ fn parse_encryption_key(buf: &[u8], base: usize, space: Space) -> Result<Encrypt
     })
 }
 
+/// `marker_type` of a transaction's commit marker.
+pub const MARKER_TXN_COMMIT: i32 = 21;
+/// `marker_type` of a transaction's abort marker.
+pub const MARKER_TXN_ABORT: i32 = 22;
+
 /// MessageMetadata, fields 1–32. `None` means the field was not on the wire.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MessageMetadataView<'a> {
@@ -206,6 +211,11 @@ pub struct MessageMetadataView<'a> {
 }
 
 impl<'a> MessageMetadataView<'a> {
+    /// The transaction the entry was written in, `(most, least)` bits.
+    pub fn txn(&self) -> Option<(u64, u64)> {
+        self.txnid_most_bits.zip(self.txnid_least_bits)
+    }
+
     /// Parses `buf`, which starts at `base` in the entry.
     pub fn parse(buf: &'a [u8], base: usize) -> Result<Self> {
         let mut r = Reader::new(buf, base, Space::Entry, "MessageMetadata");

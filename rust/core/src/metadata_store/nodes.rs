@@ -295,7 +295,6 @@ mod tests {
                         }),
                         ..Default::default()
                     }),
-                    ..Default::default()
                 },
             ],
             terminated_position: None,

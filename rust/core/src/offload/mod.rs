@@ -28,6 +28,7 @@ pub mod block;
 pub mod index;
 pub mod name;
 pub mod read;
+pub mod table;
 pub mod write;
 
 use std::fmt;

@@ -15,6 +15,7 @@
 //! (the ordered list `decode` tries). Depends on `format` only: no Arrow.
 
 pub mod api;
+pub mod input;
 pub mod kafka;
 pub mod pulsar;
 pub mod registry;

@@ -24,8 +24,7 @@ use records::{control_type, parse_records, split_batches, Record, CONTROL_ABORT,
 pub use encode::{ENTRY_FORMAT_KAFKA, ENTRY_FORMAT_KEY};
 
 /// Pulsar marker types a Kafka end-transaction marker maps to.
-const TXN_COMMIT: i32 = 21;
-const TXN_ABORT: i32 = 22;
+use crate::format::metadata::{MARKER_TXN_ABORT as TXN_ABORT, MARKER_TXN_COMMIT as TXN_COMMIT};
 
 /// The built-in processor for KoP's `entry.format=kafka` entries.
 pub struct KafkaProcessor {

@@ -1,0 +1,116 @@
+//! Conversions every binding shares: Arrow input and output, times, pairs.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use pulsar_entries_core::value::{Dict, Value};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3_arrow::input::AnyRecordBatch;
+use pyo3_arrow::PyTable;
+
+use crate::errors::Result;
+
+/// Every batch of an Arrow input (table, record batch or stream).
+pub fn batches(input: AnyRecordBatch) -> Result<Vec<RecordBatch>> {
+    Ok(input.into_reader()?.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Every batch of an Arrow input, and its schema.
+pub fn batches_and_schema(input: AnyRecordBatch) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let reader = input.into_reader()?;
+    let schema = reader.schema();
+    Ok((schema, reader.collect::<Result<Vec<_>, _>>()?))
+}
+
+/// Batches as a `pyarrow.Table`.
+pub fn table(
+    py: Python<'_>,
+    batches: Vec<RecordBatch>,
+    schema: SchemaRef,
+) -> Result<Bound<'_, PyAny>> {
+    Ok(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
+}
+
+/// Milliseconds from an int, or from anything with `.timestamp()` (datetime).
+pub fn millis(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if let Ok(v) = obj.extract::<i64>() {
+        return Ok(v);
+    }
+    if obj.hasattr("timestamp")? {
+        let secs: f64 = obj.call_method0("timestamp")?.extract()?;
+        return Ok((secs * 1000.0).round() as i64);
+    }
+    Err(PyTypeError::new_err(
+        "expected an int (milliseconds) or a datetime",
+    ))
+}
+
+/// Optional milliseconds (None and absent alike), else `default`.
+pub fn millis_or(obj: Option<Bound<'_, PyAny>>, default: i64) -> PyResult<i64> {
+    match obj.filter(|o| !o.is_none()) {
+        Some(t) => millis(&t),
+        None => Ok(default),
+    }
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A `dict[str, str]` (or None) as ordered pairs.
+pub fn string_pairs(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
+    if obj.is_none() {
+        return Ok(Vec::new());
+    }
+    let dict = obj
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err("properties must be a dict of str to str"))?;
+    dict.iter()
+        .map(|(k, v)| Ok((k.extract()?, v.extract()?)))
+        .collect()
+}
+
+/// A core value tree as Python objects (dicts, lists, tuples, scalars, bytes).
+pub fn to_py<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+    let items = |vs: &[Value<'_>]| {
+        vs.iter()
+            .map(|v| to_py(py, v))
+            .collect::<PyResult<Vec<_>>>()
+    };
+    Ok(match v {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::UInt(u) => u.into_pyobject(py)?.into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        Value::List(vs) => PyList::new(py, items(vs)?)?.into_any(),
+        Value::Tuple(vs) => PyTuple::new(py, items(vs)?)?.into_any(),
+        Value::Dict(d) => dict_to_py(py, d)?.into_any(),
+    })
+}
+
+pub fn dict_to_py<'py>(py: Python<'py>, d: &Dict<'_>) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (k, v) in &d.0 {
+        out.set_item(k.as_ref(), to_py(py, v)?)?;
+    }
+    Ok(out)
+}
+
+/// A dict from `(name, value)` items.
+pub fn dict<'py, V: IntoPyObject<'py>>(
+    py: Python<'py>,
+    items: impl IntoIterator<Item = (&'static str, V)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in items {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
+}

@@ -1,0 +1,260 @@
+//! Entries: decode, parse, encode, stamp one prefix, per-entry metadata, and
+//! message ids appended to a decoded table.
+
+use pulsar_entries_core::decode::entry_metadata::{entry_metadata as build, entry_metadata_schema};
+use pulsar_entries_core::decode::message_id_columns::with_message_ids as add_ids;
+use pulsar_entries_core::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
+use pulsar_entries_core::format::metadata::MessageMetadataView;
+use pulsar_entries_core::value::{entry_value, metadata_value};
+use pulsar_entries_core::MessageInput;
+use pulsar_entries_core::{decode::binary::binary_values, format::encode, options, proto};
+use pulsar_entries_core::{message_schema, Decoder, EncodeOptions, EntryView, Key};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3_arrow::input::AnyRecordBatch;
+use pyo3_arrow::PyArray;
+
+use crate::convert::{batches_and_schema, dict_to_py, now_ms, string_pairs, table};
+use crate::errors::{Class, Error, Result};
+use crate::processors::processors_from;
+
+/// Decodes entries (an Arrow table, record batch or stream) into a
+/// `pyarrow.Table` of messages.
+#[pyfunction]
+#[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, processors=None))]
+fn decode<'py>(
+    py: Python<'py>,
+    entries: AnyRecordBatch,
+    verify_checksum: bool,
+    keep_markers: bool,
+    max_uncompressed_size: usize,
+    processors: Option<Vec<Bound<'py, PyAny>>>,
+) -> Result<Bound<'py, PyAny>> {
+    let opts = options::decode_options(verify_checksum, keep_markers, max_uncompressed_size)?;
+    let processors = processors_from(processors)?;
+    let reader = entries.into_reader()?;
+    // Python processors take the GIL back only for the entries they decode.
+    let batches = py.detach(move || -> Result<_> {
+        let mut decoder = Decoder::with_processors(opts, processors);
+        for batch in reader {
+            decoder.decode_record_batch(&batch?)?;
+        }
+        Ok(decoder.finish())
+    })?;
+    table(py, batches, message_schema())
+}
+
+/// MessageMetadata as a dict of its present fields (bytes as `bytes`).
+pub fn metadata_dict<'py>(
+    py: Python<'py>,
+    md: &MessageMetadataView<'_>,
+) -> PyResult<Bound<'py, PyDict>> {
+    dict_to_py(py, &metadata_value(md))
+}
+
+/// Every piece of one entry, for inspection; metadata keeps field presence.
+#[pyfunction]
+fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> Result<Bound<'py, PyDict>> {
+    Ok(dict_to_py(
+        py,
+        &entry_value(&EntryView::parse(data, false)?),
+    )?)
+}
+
+fn message_input(obj: &Bound<'_, PyAny>, index: usize) -> Result<MessageInput> {
+    let dict = obj
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(format!("messages[{index}] must be a dict")))?;
+    let mut m = MessageInput {
+        value: Some(Vec::new()),
+        ..Default::default()
+    };
+    for (k, v) in dict.iter() {
+        let name: String = k.extract()?;
+        let bad = |what: &str| {
+            PyTypeError::new_err(format!("messages[{index}][{name:?}] must be {what}"))
+        };
+        match name.as_str() {
+            "value" => m.value = v.extract().map_err(|_| bad("bytes or None"))?,
+            "key" => {
+                m.key = if v.is_none() {
+                    None
+                } else if let Ok(s) = v.cast::<PyString>() {
+                    Some(Key::Text(s.extract::<String>()?))
+                } else if let Ok(b) = v.cast::<PyBytes>() {
+                    Some(Key::Binary(b.as_bytes().to_vec()))
+                } else {
+                    return Err(bad("str, bytes or None").into());
+                }
+            }
+            "properties" => m.properties = string_pairs(&v).map_err(|_| bad("a dict of str to str"))?,
+            "event_time" => m.event_time = v.extract().map_err(|_| bad("a non-negative int (ms) or None"))?,
+            "sequence_id" => m.sequence_id = v.extract().map_err(|_| bad("a non-negative int or None"))?,
+            "ordering_key" => m.ordering_key = v.extract().map_err(|_| bad("bytes or None"))?,
+            _ => return Err(Class::InputSchema.err(format!(
+                "messages[{index}] has unknown key {name:?}; expected value, key, properties, event_time, sequence_id, ordering_key"
+            ))),
+        }
+    }
+    Ok(m)
+}
+
+/// The keyword arguments `encode_entry` and `encode_chunked` share.
+struct EncodeArgs<'a, 'py> {
+    compression: &'a str,
+    producer_name: &'a str,
+    sequence_id: u64,
+    publish_time: Option<u64>,
+    broker_timestamp: Option<u64>,
+    broker_index: Option<u64>,
+    checksum: bool,
+    properties: Option<Bound<'py, PyAny>>,
+}
+
+impl EncodeArgs<'_, '_> {
+    fn options(self, batch: Option<bool>) -> Result<EncodeOptions> {
+        Ok(EncodeOptions {
+            batch,
+            compression: options::codec(self.compression)?,
+            producer_name: self.producer_name.to_owned(),
+            sequence_id: self.sequence_id,
+            publish_time: self.publish_time.unwrap_or_else(now_ms),
+            broker_timestamp: self.broker_timestamp,
+            broker_index: self.broker_index,
+            checksum: self.checksum,
+            properties: self
+                .properties
+                .map(|p| string_pairs(&p))
+                .transpose()?
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// Encodes messages into one stored entry, as Pulsar's Java producer would.
+#[pyfunction]
+#[pyo3(signature = (messages, *, batch=None, compression="none", producer_name="pulsar-entries", sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=true, properties=None))]
+#[allow(clippy::too_many_arguments)]
+fn encode_entry<'py>(
+    py: Python<'py>,
+    messages: Vec<Bound<'py, PyAny>>,
+    batch: Option<bool>,
+    compression: &str,
+    producer_name: &str,
+    sequence_id: u64,
+    publish_time: Option<u64>,
+    broker_timestamp: Option<u64>,
+    broker_index: Option<u64>,
+    checksum: bool,
+    properties: Option<Bound<'py, PyAny>>,
+) -> Result<Bound<'py, PyBytes>> {
+    let inputs = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| message_input(m, i))
+        .collect::<Result<Vec<_>>>()?;
+    let opts = EncodeArgs {
+        compression,
+        producer_name,
+        sequence_id,
+        publish_time,
+        broker_timestamp,
+        broker_index,
+        checksum,
+        properties,
+    }
+    .options(batch)?;
+    let bytes = py.detach(|| encode::encode_entry(&inputs, &opts))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Encodes one message as the chunk entries Pulsar's Java producer stores
+/// with chunking enabled.
+#[pyfunction]
+#[pyo3(signature = (message, *, chunk_size, compression="none", producer_name="pulsar-entries", sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=true, properties=None))]
+#[allow(clippy::too_many_arguments)]
+fn encode_chunked<'py>(
+    py: Python<'py>,
+    message: Bound<'py, PyAny>,
+    chunk_size: usize,
+    compression: &str,
+    producer_name: &str,
+    sequence_id: u64,
+    publish_time: Option<u64>,
+    broker_timestamp: Option<u64>,
+    broker_index: Option<u64>,
+    checksum: bool,
+    properties: Option<Bound<'py, PyAny>>,
+) -> Result<Bound<'py, PyList>> {
+    let input = message_input(&message, 0)?;
+    let opts = EncodeArgs {
+        compression,
+        producer_name,
+        sequence_id,
+        publish_time,
+        broker_timestamp,
+        broker_index,
+        checksum,
+        properties,
+    }
+    .options(Some(false))?;
+    let entries = py.detach(|| encode::encode_chunked(&input, &opts, chunk_size))?;
+    Ok(PyList::new(
+        py,
+        entries.iter().map(|e| PyBytes::new(py, e)),
+    )?)
+}
+
+/// Adds or replaces an entry's broker-entry-metadata prefix, as the broker's
+/// interceptors write it; the checksummed part is kept byte for byte.
+#[pyfunction]
+#[pyo3(signature = (entry, *, broker_timestamp=None, broker_index=None))]
+fn set_broker_entry_metadata<'py>(
+    py: Python<'py>,
+    entry: &[u8],
+    broker_timestamp: Option<u64>,
+    broker_index: Option<u64>,
+) -> Result<Bound<'py, PyBytes>> {
+    let index = broker_index;
+    let bem = proto::BrokerEntryMetadata {
+        broker_timestamp,
+        index,
+    };
+    Ok(PyBytes::new(
+        py,
+        &encode::set_broker_entry_metadata(entry, &bem)?,
+    ))
+}
+
+/// One row of metadata per entry, from a binary (or large_binary) Arrow array.
+#[pyfunction]
+fn entry_metadata(py: Python<'_>, data: PyArray) -> Result<Bound<'_, PyAny>> {
+    let array = data.array().clone();
+    let batch = py.detach(|| -> Result<_, Error> {
+        Ok(build(
+            binary_values(array.as_ref(), "entry data")?.into_iter(),
+        ))
+    })?;
+    table(py, vec![batch], entry_metadata_schema())
+}
+
+/// The table with `message_id` (serialized, binary) and `message_id_str`
+/// (Java's text form) appended.
+#[pyfunction]
+fn with_message_ids(py: Python<'_>, table: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
+    let (schema, batches) = batches_and_schema(table)?;
+    let (schema, out) = py.detach(|| add_ids(&schema, &batches))?;
+    crate::convert::table(py, out, schema)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_entry, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_entry, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_chunked, m)?)?;
+    m.add_function(wrap_pyfunction!(set_broker_entry_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(entry_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(with_message_ids, m)?)?;
+    Ok(())
+}

@@ -73,7 +73,9 @@ def compact(
     ``order="event_time"`` its newest event time (PIP-352). ``strategy``
     switches to the strategic compactor (PIP-215, see
     :mod:`pulsar_entries.strategies`). Key-less messages are dropped unless
-    ``retain_null_key``.
+    ``retain_null_key``. Messages of transactions that a ``TXN_ABORT``
+    marker among the entries aborts are skipped, as the broker's compactor
+    skips them: a key keeps its last committed value.
     """
     table = _as_table(entries)
     compactor = _native.Compactor(
@@ -82,6 +84,7 @@ def compact(
         strategy=native_strategy(strategy),
         verify_checksum=verify_checksum,
         max_uncompressed_size=max_uncompressed_size,
+        aborted_transactions=None if strategy is not None else _native.aborted_transactions(table),
     )
     compactor.observe(table)
     return compactor.write(table)
@@ -94,11 +97,17 @@ def Compactor(
     retain_null_key: bool = False,
     verify_checksum: bool = True,
     max_uncompressed_size: int = DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    aborted_transactions: list[tuple[int, int]] | None = None,
 ) -> _native.Compactor:
     """A two-pass compactor for inputs too large to hold at once: call
     ``observe(batch)`` for every batch of entries in topic order, then
     ``write(batch)`` for the same batches in the same order; ``stats()``
     gives the counts. Memory is bounded by the number of keys.
+
+    ``aborted_transactions`` (``(most, least)`` id bits, e.g. from
+    ``pulsar_entries._native.aborted_transactions`` over the topic) are skipped
+    as the broker skips them; the markers come after their messages, so a
+    streaming pass cannot find them itself.
     """
     return _native.Compactor(
         order=order,
@@ -106,6 +115,7 @@ def Compactor(
         strategy=native_strategy(strategy),
         verify_checksum=verify_checksum,
         max_uncompressed_size=max_uncompressed_size,
+        aborted_transactions=aborted_transactions,
     )
 
 

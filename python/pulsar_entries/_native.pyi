@@ -496,6 +496,7 @@ class Compactor:
         strategy: Any = None,
         verify_checksum: bool = True,
         max_uncompressed_size: int = ...,
+        aborted_transactions: list[tuple[int, int]] | None = None,
     ) -> Compactor: ...
     def observe(self, entries: Any) -> None:
         """Phase one over entries (a table, record batch or Arrow stream)."""
@@ -636,6 +637,9 @@ def rebuild_entries(
 
 def to_ledger_records(entries: Any) -> pa.Table:
     """``(ledger_id, entry_id, record)``: each entry as ``[u32][MessageIdData][u32][entry]``."""
+
+def aborted_transactions(entries: Any) -> list[tuple[int, int]]:
+    """The transactions aborted by ``TXN_ABORT`` markers among the entries, as ``(most, least)`` bits."""
 
 def from_ledger_records(records: Any) -> pa.Table:
     """``(ledger_id, entry_id, partition, data, error)`` from a ``record`` column."""

@@ -89,11 +89,6 @@ def test_order_violation_is_a_pulsar_entries_value_error():
     assert isinstance(info.value, ValueError)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the core still reports ordering as EntryError::Input (kind InputSchema); "
-    "it becomes EntryError::Order when the core's Input variant is split",
-)
 def test_order_error():
     with pytest.raises(pe.OrderError, match="not sorted") as info:
         _native.SurvivorFolder().push(unsorted_candidates())

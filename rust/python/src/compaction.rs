@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
 use pulsar_entries_core::compaction::builtin::{BuiltinStrategy, StatFields};
-use pulsar_entries_core::compaction::compactor::{output_schema, Compactor};
+use pulsar_entries_core::compaction::compactor::{aborted_in, output_schema, Compactor};
 use pulsar_entries_core::compaction::distributed::{
     self, candidate_schema, SurvivorFolder as Folder,
 };
@@ -197,13 +197,14 @@ pub struct CompactorPy {
 #[pymethods]
 impl CompactorPy {
     #[new]
-    #[pyo3(signature = (*, order="publish", retain_null_key=false, strategy=None, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+    #[pyo3(signature = (*, order="publish", retain_null_key=false, strategy=None, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
     fn new(
         order: &str,
         retain_null_key: bool,
         strategy: Option<Bound<'_, PyAny>>,
         verify_checksum: bool,
         max_uncompressed_size: usize,
+        aborted_transactions: Option<Vec<(u64, u64)>>,
     ) -> Result<Self> {
         let opts = compact_options(
             order,
@@ -212,8 +213,12 @@ impl CompactorPy {
             max_uncompressed_size,
         )?;
         let failure = Failure::default();
+        let aborted = aborted_transactions
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
         let inner = match strategy {
-            None => Inner::Plain(Compactor::new(opts)),
+            None => Inner::Plain(Compactor::new(opts).with_aborted_transactions(aborted)),
             Some(s) => Inner::Strategic(StrategicCompactor::new(
                 opts,
                 strategy_instance(s, &failure)?,
@@ -506,7 +511,18 @@ fn keyed_messages(
     table(py, out, keyed_schema())
 }
 
+/// The transactions aborted by `TXN_ABORT` markers among the entries, as
+/// `(most, least)` bit pairs.
+#[pyfunction]
+fn aborted_transactions(py: Python<'_>, entries: AnyRecordBatch) -> Result<Vec<(u64, u64)>> {
+    let input = batches(entries)?;
+    let mut out: Vec<_> = py.detach(|| aborted_in(&input))?.into_iter().collect();
+    out.sort_unstable();
+    Ok(out)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(aborted_transactions, m)?)?;
     m.add_class::<CompactorPy>()?;
     m.add_class::<NativeStrategy>()?;
     m.add_class::<SurvivorFolder>()?;

@@ -88,6 +88,7 @@ impl StatFields for CompactStats {
             ("markers", self.markers),
             ("tombstones", self.tombstones),
             ("null_key_dropped", self.null_key_dropped),
+            ("aborted_dropped", self.aborted_dropped),
             ("unreadable_entries", self.unreadable_entries),
             ("keys", self.keys),
             ("entries_written", self.entries_written),

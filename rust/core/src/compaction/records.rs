@@ -32,9 +32,10 @@ pub fn parsed_records_schema() -> SchemaRef {
     ]))
 }
 
-/// Entries → compacted-ledger records `[u32 idLen][MessageIdData][u32 len][entry]`,
-/// the id holding the partition when the input has a `partition` column. A
-/// null `data` gives a null record; a null id is an input-schema error.
+/// Entries → compacted-ledger records `[u32 idLen][MessageIdData][u32 len][entry]`.
+/// The id always holds the partition, -1 without a `partition` column, as the
+/// broker's compactor writes it for a non-partitioned topic. A null `data`
+/// gives a null record; a null id is an input-schema error.
 pub fn to_ledger_records(batch: &RecordBatch) -> Result<RecordBatch> {
     let rows = EntryRows::new(batch)?;
     let (mut ledger, mut entry, mut record) = (
@@ -51,10 +52,9 @@ pub fn to_ledger_records(batch: &RecordBatch) -> Result<RecordBatch> {
         let id = rows.id(i);
         ledger.append_value(id.ledger_id);
         entry.append_value(id.entry_id);
-        let partition = rows.has_partition().then_some(id.partition);
         match rows.data(i) {
             Some(data) => record.append_value(to_record(
-                &message_id(id.ledger_id, id.entry_id, partition),
+                &message_id(id.ledger_id, id.entry_id, Some(id.partition)),
                 data,
             )?),
             None => record.append_null(),
@@ -203,6 +203,17 @@ mod tests {
     #[test]
     fn bad_records_are_row_errors_and_bad_input_is_a_schema_error() {
         let no_partition = to_ledger_records(&entries(false, vec![Some(b"x")])).unwrap();
+        // The broker writes `partition: -1` (field 3, a 10-byte negative varint) for a
+        // non-partitioned topic: `[u32 idLen] 08 ledger 10 entry 18 ff..01`.
+        let rec = no_partition
+            .column(2)
+            .as_any()
+            .downcast_ref::<BinaryArray>()
+            .unwrap()
+            .value(0);
+        let id_len = u32::from_be_bytes(rec[..4].try_into().unwrap()) as usize;
+        assert!(rec[4..4 + id_len]
+            .ends_with(&[0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]));
         let back = from_ledger_records(&no_partition).unwrap();
         let part = back
             .column(2)

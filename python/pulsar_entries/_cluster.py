@@ -392,7 +392,7 @@ def _read_ledger(
 
 def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
     """The compacted ledger's records as topic entries (their original ids)."""
-    from .compaction import from_ledger_records
+    from ._compaction import from_ledger_records
 
     table = pa.table(records)
     good = table.filter(table["error"].is_null())

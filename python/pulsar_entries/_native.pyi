@@ -32,6 +32,7 @@ __all__ = [
     "StrategicPartitionPass",
     "SurvivorFolder",
     "__version__",
+    "aborted_transactions",
     "bookie_address",
     "compacted_last_position",
     "compacted_ledger",

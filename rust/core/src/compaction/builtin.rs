@@ -142,8 +142,9 @@ mod tests {
             ..Default::default()
         };
         let f = s.fields();
-        assert_eq!(f.len(), 9);
+        assert_eq!(f.len(), 10);
         assert!(f.contains(&("keys", 3)));
+        assert!(f.contains(&("aborted_dropped", 0)));
         assert_eq!(StrategicStats::default().fields().len(), 7);
     }
 }

@@ -48,11 +48,11 @@ final class Compaction {
     }
 
     private static RawMessage raw(JsonNode e) {
+        // The ids the broker's compactor reads always carry a partition: -1 for a
+        // non-partitioned topic (seen in a real 4.2.4 broker's compacted ledger).
         MessageIdData id = new MessageIdData().setLedgerId(e.get("ledger_id").asLong())
-                .setEntryId(e.get("entry_id").asLong());
-        if (e.hasNonNull("partition")) {
-            id.setPartition(e.get("partition").asInt());
-        }
+                .setEntryId(e.get("entry_id").asLong())
+                .setPartition(e.hasNonNull("partition") ? e.get("partition").asInt() : -1);
         ByteBuf stored = Unpooled.wrappedBuffer(HEX.parseHex(e.get("entry").asText()));
         RawMessage m = new RawMessageImpl(id, stored);
         stored.release();

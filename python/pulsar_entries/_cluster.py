@@ -331,23 +331,22 @@ def iter_topic(
     partition. A ledger that cannot be read at all gives one error row."""
     reader = reader or _native.BookieReader(layout.bookies)
     for part in layout.partitions:
-        horizon: tuple[int, int] | None = None
+        # The first position to read: the later of `start` and the entry after the compaction horizon.
+        lower = start
         if read_compacted and part.compacted is not None and part.compacted.metadata is not None:
             records = reader.read_ledger(part.compacted.ledger_id, part.compacted.metadata)
             yield from _compacted_entries(records, part)
             horizon = part.horizon or _compacted_to(part.compacted)
+            if horizon is not None:
+                after = (horizon[0], horizon[1] + 1)
+                lower = after if lower is None else max(lower, after)
         for led in part.ledgers:
             first, last = 0, None
-            if horizon is not None:
-                if led.ledger_id < horizon[0]:
+            if lower is not None:
+                if led.ledger_id < lower[0]:
                     continue
-                if led.ledger_id == horizon[0]:
-                    first = horizon[1] + 1
-            if start is not None:
-                if led.ledger_id < start[0]:
-                    continue
-                if led.ledger_id == start[0]:
-                    first = max(first, start[1])
+                if led.ledger_id == lower[0]:
+                    first = lower[1]
             if end is not None:
                 if led.ledger_id > end[0]:
                     break
@@ -381,8 +380,6 @@ def _read_ledger(
         return _with_partition(table, partition)
     if led.metadata is None:
         return _error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: no ledger metadata in the store")
-    if led.info.get("state") == "CLOSED" and last is None and led.info.get("last_entry_id", -1) < first:
-        return _with_partition(reader.read_ledger(led.ledger_id, led.metadata, first, first - 1), partition)
     try:
         batch = reader.read_ledger(led.ledger_id, led.metadata, first, last)
     except OSError as e:

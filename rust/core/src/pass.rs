@@ -40,53 +40,40 @@ pub trait BatchPass {
     }
 }
 
-impl BatchPass for SurvivorFolder {
-    type Output = Vec<RecordBatch>;
-    fn schema(&self) -> SchemaRef {
-        crate::compaction::distributed::survivor_schema()
-    }
-    fn push_batch(&mut self, batch: &RecordBatch) -> Result<Self::Output> {
-        Ok(vec![self.push(batch)?])
-    }
-    fn finish_pass(&mut self) -> Result<Self::Output> {
-        Ok(vec![self.finish()])
-    }
-    fn merge(&self, outputs: Vec<Self::Output>) -> Result<Self::Output> {
-        Ok(outputs.into_iter().flatten().collect())
-    }
+/// A pass whose `push` and `finish` each give one batch of `$schema` rows.
+macro_rules! one_batch_pass {
+    ($ty:ty, $schema:path $(, $g:ident: $bound:path)?) => {
+        impl$(<$g: $bound>)? BatchPass for $ty {
+            type Output = Vec<RecordBatch>;
+            fn schema(&self) -> SchemaRef {
+                $schema()
+            }
+            fn push_batch(&mut self, batch: &RecordBatch) -> Result<Self::Output> {
+                Ok(vec![self.push(batch)?])
+            }
+            fn finish_pass(&mut self) -> Result<Self::Output> {
+                Ok(vec![self.finish()])
+            }
+            fn merge(&self, outputs: Vec<Self::Output>) -> Result<Self::Output> {
+                Ok(outputs.into_iter().flatten().collect())
+            }
+        }
+    };
 }
 
-impl BatchPass for PartitionPass {
-    type Output = Vec<RecordBatch>;
-    fn schema(&self) -> SchemaRef {
-        crate::compaction::strategic_distributed::row_schema()
-    }
-    fn push_batch(&mut self, batch: &RecordBatch) -> Result<Self::Output> {
-        Ok(vec![self.push(batch)?])
-    }
-    fn finish_pass(&mut self) -> Result<Self::Output> {
-        Ok(vec![self.finish()])
-    }
-    fn merge(&self, outputs: Vec<Self::Output>) -> Result<Self::Output> {
-        Ok(outputs.into_iter().flatten().collect())
-    }
-}
-
-impl<S: Strategy> BatchPass for StrategicFold<S> {
-    type Output = Vec<RecordBatch>;
-    fn schema(&self) -> SchemaRef {
-        crate::compaction::strategic_distributed::row_schema()
-    }
-    fn push_batch(&mut self, batch: &RecordBatch) -> Result<Self::Output> {
-        Ok(vec![self.push(batch)?])
-    }
-    fn finish_pass(&mut self) -> Result<Self::Output> {
-        Ok(vec![self.finish()])
-    }
-    fn merge(&self, outputs: Vec<Self::Output>) -> Result<Self::Output> {
-        Ok(outputs.into_iter().flatten().collect())
-    }
-}
+one_batch_pass!(
+    SurvivorFolder,
+    crate::compaction::distributed::survivor_schema
+);
+one_batch_pass!(
+    PartitionPass,
+    crate::compaction::strategic_distributed::row_schema
+);
+one_batch_pass!(
+    StrategicFold<S>,
+    crate::compaction::strategic_distributed::row_schema,
+    S: Strategy
+);
 
 impl BatchPass for PartitionReassembler {
     type Output = PartitionResult;

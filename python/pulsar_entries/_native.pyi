@@ -56,6 +56,7 @@ __all__ = [
     "keyed_messages",
     "last_batch_indexes",
     "ledger_metadata",
+    "ledger_node_from_text",
     "ledger_path",
     "managed_ledger_info",
     "max_entry_position",
@@ -761,6 +762,11 @@ def partition_count(node: bytes) -> int: ...
 def bookie_address(bookie_id: str, node: bytes) -> str: ...
 def ledger_metadata(ledger_id: int, node: bytes) -> dict[str, Any]:
     """A BookKeeper ledger's metadata node as a dict."""
+
+def ledger_node_from_text(ledger_id: int, text: str, password: bytes = b"") -> bytes:
+    """The ledger node (format v3) equivalent to BookKeeper's text form of a
+    ledger's metadata (the admin REST API's ``internal-stats?metadata=true``),
+    ``password`` standing in for the one the text omits."""
 
 def ledger_path(ledger_id: int, root: str = "/ledgers") -> str: ...
 def read_bookie_files(logs: Sequence[str], ledgers: Sequence[tuple[int, bytes]]) -> pa.RecordBatch:

@@ -11,7 +11,7 @@ use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use proptest::prelude::*;
-use pulsar_entries_core::compaction::compactor::compact_batches;
+use pulsar_entries_core::compaction::compactor::{aborted_in, compact_batches};
 use pulsar_entries_core::compaction::distributed::{candidates, rebuild, SurvivorFolder};
 use pulsar_entries_core::compaction::{CompactOptions, Order};
 use pulsar_entries_core::{encode_entry, Codec, EncodeOptions, Key, MessageInput};
@@ -113,13 +113,15 @@ fn rows(batches: &[RecordBatch]) -> Vec<(i64, Vec<u8>)> {
 /// The distributed path, run on one machine: candidates, a sort by
 /// (partition, key, position), the per-key fold, a group by entry, rebuild.
 fn distributed(input: &RecordBatch, opts: &CompactOptions, reduce: bool) -> Vec<RecordBatch> {
+    // Aborted transactions over the whole topic first, as an engine collects them.
+    let aborted = aborted_in(std::slice::from_ref(input)).unwrap();
     // Candidates per slice of 3 entries, as an engine's batches would be.
     let slices: Vec<RecordBatch> = (0..input.num_rows())
         .step_by(3)
-        .map(|s| candidates(&input.slice(s, 3.min(input.num_rows() - s)), opts, reduce).unwrap())
+        .map(|s| candidates(&input.slice(s, 3.min(input.num_rows() - s)), opts, reduce, &aborted).unwrap())
         .collect();
     let cands = if slices.is_empty() {
-        candidates(input, opts, reduce).unwrap()
+        candidates(input, opts, reduce, &aborted).unwrap()
     } else {
         arrow_select::concat::concat_batches(&slices[0].schema(), &slices).unwrap()
     };

@@ -170,6 +170,21 @@ fn ledger_metadata<'py>(
     Ok(d)
 }
 
+/// The ledger node (format v3) equivalent to BookKeeper's text form of a
+/// ledger's metadata, as the admin REST API's `internal-stats?metadata=true`
+/// gives it. That text omits the password: `password` stands in for it.
+#[pyfunction]
+#[pyo3(signature = (ledger_id, text, password=b"".as_slice()))]
+fn ledger_node_from_text<'py>(
+    py: Python<'py>,
+    ledger_id: i64,
+    text: &str,
+    password: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let m = LedgerMetadata::from_safe_string(ledger_id, text, password).map_err(bk_err)?;
+    Ok(PyBytes::new(py, &m.to_node()))
+}
+
 /// The ledger-node path of a ledger id.
 #[pyfunction]
 #[pyo3(signature = (ledger_id, root="/ledgers"))]
@@ -298,6 +313,7 @@ fn read_bookie_files(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_bookie_files, m)?)?;
+    m.add_function(wrap_pyfunction!(ledger_node_from_text, m)?)?;
     m.add_class::<BookieReader>()?;
     m.add_function(wrap_pyfunction!(topic_paths, m)?)?;
     m.add_function(wrap_pyfunction!(partition_name, m)?)?;

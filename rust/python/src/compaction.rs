@@ -219,10 +219,10 @@ impl CompactorPy {
             .collect();
         let inner = match strategy {
             None => Inner::Plain(Compactor::new(opts).with_aborted_transactions(aborted)),
-            Some(s) => Inner::Strategic(StrategicCompactor::new(
-                opts,
-                strategy_instance(s, &failure)?,
-            )?),
+            Some(s) => Inner::Strategic(
+                StrategicCompactor::new(opts, strategy_instance(s, &failure)?)?
+                    .with_aborted_transactions(aborted),
+            ),
         };
         Ok(CompactorPy { inner, failure })
     }
@@ -291,7 +291,7 @@ fn per_batch<'py>(
 
 /// Phase-one candidate rows for entries (see `pulsar_entries.spark`).
 #[pyfunction]
-#[pyo3(signature = (entries, *, retain_null_key=false, reduce_for_publish_order=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(signature = (entries, *, retain_null_key=false, reduce_for_publish_order=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
 fn compaction_candidates(
     py: Python<'_>,
     entries: AnyRecordBatch,
@@ -299,7 +299,12 @@ fn compaction_candidates(
     reduce_for_publish_order: bool,
     verify_checksum: bool,
     max_uncompressed_size: usize,
+    aborted_transactions: Option<Vec<(u64, u64)>>,
 ) -> Result<Bound<'_, PyAny>> {
+    let aborted: std::collections::HashSet<(u64, u64)> = aborted_transactions
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     let opts = compact_options(
         "publish",
         retain_null_key,
@@ -311,6 +316,7 @@ fn compaction_candidates(
             b,
             &opts,
             reduce_for_publish_order,
+            &aborted,
         )?])
     };
     per_batch(py, entries, candidate_schema(), candidates)
@@ -364,9 +370,10 @@ batch_pass! {
     /// topic order: message, plan and leftover-chunk rows (see
     /// `pulsar_entries.spark_strategic`).
     StrategicPartitionPass(entries): PartitionPass;
-    #[pyo3(signature = (*, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-    fn new(_failure, order: &str, retain_null_key: bool, verify_checksum: bool, max_uncompressed_size: usize) {
+    #[pyo3(signature = (*, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
+    fn new(_failure, order: &str, retain_null_key: bool, verify_checksum: bool, max_uncompressed_size: usize, aborted_transactions: Option<Vec<(u64, u64)>>) {
         PartitionPass::new(compact_options(order, retain_null_key, verify_checksum, max_uncompressed_size)?)?
+            .with_aborted_transactions(aborted_transactions.unwrap_or_default().into_iter().collect())
     }
 }
 

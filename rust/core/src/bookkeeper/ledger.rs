@@ -168,6 +168,186 @@ impl LedgerMetadata {
         })
     }
 
+    /// From the text form BookKeeper's `LedgerMetadata.toSafeString()` gives,
+    /// which Pulsar's admin REST API returns as a ledger's `metadata` in
+    /// `internal-stats?metadata=true`:
+    /// `LedgerMetadata{formatVersion=3, ensembleSize=1, ..., state=CLOSED,
+    /// length=2361, lastEntryId=5, digestType=CRC32, password=OMITTED,
+    /// ensembles={0=[bk0]}, customMetadata={k=base64:...}}`. That text leaves
+    /// the password out (`OMITTED`): `password` stands in for it (only HMAC
+    /// digests use it); a `password=base64:...` in the text wins.
+    pub fn from_safe_string(
+        ledger_id: i64,
+        text: &str,
+        password: &[u8],
+    ) -> Result<Self, BookKeeperError> {
+        use base64::Engine as _;
+        let bad = |what: String| BookKeeperError::Metadata(format!("ledger {ledger_id}: {what}"));
+        let body = text
+            .trim()
+            .strip_prefix("LedgerMetadata{")
+            .and_then(|r| r.strip_suffix('}'))
+            .ok_or_else(|| bad("text metadata does not read `LedgerMetadata{...}`".into()))?;
+        let mut fields = std::collections::HashMap::new();
+        for part in split_top(body) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| bad(format!("text metadata field `{part}` has no `=`")))?;
+            fields.insert(k.trim(), v.trim());
+        }
+        let field = |name: &str| {
+            fields
+                .get(name)
+                .copied()
+                .ok_or_else(|| bad(format!("text metadata has no `{name}`")))
+        };
+        let int = |name: &str| -> Result<i64, BookKeeperError> {
+            field(name)?
+                .parse::<i64>()
+                .map_err(|_| bad(format!("text metadata `{name}` is not an integer")))
+        };
+        let small = |name: &str| -> Result<i32, BookKeeperError> {
+            i32::try_from(int(name)?).map_err(|_| bad(format!("text metadata `{name}` is out of range")))
+        };
+        let version = int("formatVersion")?;
+        if version != 3 {
+            return Err(bad(format!(
+                "metadata format v{version} (BookKeeper before 4.9) is not supported; v3 is"
+            )));
+        }
+        let state = match field("state")? {
+            "OPEN" => 1,
+            "IN_RECOVERY" => 2,
+            "CLOSED" => 3,
+            s => return Err(bad(format!("unknown state {s}"))),
+        };
+        let digest = match fields.get("digestType").copied() {
+            Some("CRC32") => 1,
+            Some("MAC" | "HMAC") => 2,
+            Some("CRC32C") => 3,
+            Some("DUMMY") => 4,
+            Some(d) => return Err(bad(format!("unknown digest type {d}"))),
+            None => {
+                return Err(bad(
+                    "the metadata records no digest type (a pre-4.3 ledger); it cannot be verified"
+                        .into(),
+                ))
+            }
+        };
+        let b64 = |v: &str, what: &str| {
+            base64::engine::general_purpose::STANDARD
+                .decode(v)
+                .map_err(|e| bad(format!("text metadata {what}: invalid base64: {e}")))
+        };
+        let password = match fields.get("password").copied() {
+            Some(p) if p.starts_with("base64:") => b64(&p["base64:".len()..], "password")?,
+            _ => password.to_vec(),
+        };
+        let inner = |name: &str, open: char, close: char| -> Result<&str, BookKeeperError> {
+            let v = field(name)?;
+            v.strip_prefix(open)
+                .and_then(|r| r.strip_suffix(close))
+                .ok_or_else(|| bad(format!("text metadata `{name}` is not `{open}...{close}`")))
+        };
+        let mut segment = Vec::new();
+        for seg in split_top(inner("ensembles", '{', '}')?) {
+            let (first, members) = seg
+                .split_once('=')
+                .ok_or_else(|| bad(format!("ensemble `{seg}` has no `=`")))?;
+            let first_entry_id = first
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| bad(format!("ensemble `{seg}`: first entry is not an integer")))?;
+            let members = members
+                .trim()
+                .strip_prefix('[')
+                .and_then(|r| r.strip_suffix(']'))
+                .ok_or_else(|| bad(format!("ensemble `{seg}` is not `N=[bookies]`")))?;
+            segment.push(crate::proto::offload::ledger_metadata_format::Segment {
+                ensemble_member: split_top(members).map(str::to_string).collect(),
+                first_entry_id,
+            });
+        }
+        let mut custom_metadata = Vec::new();
+        if fields.contains_key("customMetadata") {
+            for kv in split_top(inner("customMetadata", '{', '}')?) {
+                let (k, v) = kv
+                    .rsplit_once("=base64:")
+                    .ok_or_else(|| bad(format!("custom metadata `{kv}` is not `key=base64:...`")))?;
+                custom_metadata.push(crate::proto::offload::ledger_metadata_format::CMetadataMapEntry {
+                    key: Some(k.trim().to_string()),
+                    value: Some(b64(v.trim(), &format!("custom metadata {k}"))?),
+                });
+            }
+        }
+        let closed = state == 3;
+        let format = LedgerMetadataFormat {
+            quorum_size: small("writeQuorumSize")?,
+            ensemble_size: small("ensembleSize")?,
+            length: if closed { int("length")? } else { 0 },
+            last_entry_id: if closed { Some(int("lastEntryId")?) } else { None },
+            state,
+            segment,
+            digest_type: Some(digest),
+            password: Some(password),
+            ack_quorum_size: Some(small("ackQuorumSize")?),
+            ctime: None,
+            custom_metadata,
+            c_token: None,
+        };
+        Self::from_format(ledger_id, format)
+    }
+
+    /// The ledger node (format v3) for this metadata: what the metadata store
+    /// holds for the ledger, byte for byte up to the fields it does not keep
+    /// (creation time and token).
+    pub fn to_node(&self) -> Vec<u8> {
+        use crate::proto::offload::ledger_metadata_format::{CMetadataMapEntry, Segment as Seg};
+        let digest = match self.digest {
+            DigestType::Crc32 => 1,
+            DigestType::Hmac => 2,
+            DigestType::Crc32c => 3,
+            DigestType::Dummy => 4,
+        };
+        let closed = self.state == LedgerState::Closed;
+        let format = LedgerMetadataFormat {
+            quorum_size: self.write_quorum as i32,
+            ensemble_size: self.ensemble_size as i32,
+            length: self.length,
+            last_entry_id: closed.then_some(self.last_entry_id),
+            state: match self.state {
+                LedgerState::Open => 1,
+                LedgerState::InRecovery => 2,
+                LedgerState::Closed => 3,
+            },
+            segment: self
+                .segments
+                .iter()
+                .map(|s| Seg {
+                    ensemble_member: s.bookies.clone(),
+                    first_entry_id: s.first_entry_id,
+                })
+                .collect(),
+            digest_type: Some(digest),
+            password: Some(self.password.clone()),
+            ack_quorum_size: Some(self.ack_quorum as i32),
+            ctime: None,
+            custom_metadata: self
+                .custom
+                .iter()
+                .map(|(k, v)| CMetadataMapEntry {
+                    key: Some(k.clone()),
+                    value: Some(v.clone()),
+                })
+                .collect(),
+            c_token: None,
+        };
+        let mut node = HEADER.to_vec();
+        node.extend_from_slice(b"3\n");
+        node.extend_from_slice(&format.encode_length_delimited_to_vec());
+        node
+    }
+
     /// The ensemble holding entry `entry_id`: the last segment starting at or
     /// before it.
     pub fn ensemble(&self, entry_id: i64) -> &Segment {
@@ -194,6 +374,26 @@ impl LedgerMetadata {
             .find(|(k, _)| k == key)
             .and_then(|(_, v)| std::str::from_utf8(v).ok())
     }
+}
+
+/// The `, `-separated items of `text` at bracket depth 0 (`{}` and `[]`).
+fn split_top(text: &str) -> impl Iterator<Item = &str> {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut out = Vec::new();
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(text[start..].trim());
+    out.into_iter().filter(|s| !s.is_empty())
 }
 
 #[cfg(test)]
@@ -250,6 +450,75 @@ mod tests {
             e.to_string().contains("invalid LedgerMetadataFormat"),
             "{e}"
         );
+    }
+
+    // As a Pulsar 4.2.4 broker's `internal-stats?metadata=true` gives them.
+    const ADMIN_CLOSED: &str = "LedgerMetadata{formatVersion=3, ensembleSize=1, writeQuorumSize=1, \
+        ackQuorumSize=1, state=CLOSED, length=2361, lastEntryId=5, digestType=CRC32, password=OMITTED, \
+        ensembles={0=[bk0test]}, customMetadata={pulsar/compactedTopic=base64:cGVyc2lzdGVudDovL3B1YmxpYy9kZWZhdWx0L2phdmEtbWl4ZWQ=, \
+        component=base64:Y29tcGFjdGVkLWxlZGdlcg==, application=base64:cHVsc2Fy, pulsar/compactedTo=base64:CBUQBDAA}}";
+    const ADMIN_OPEN: &str = "LedgerMetadata{formatVersion=3, ensembleSize=3, writeQuorumSize=2, ackQuorumSize=2, \
+        state=OPEN, digestType=CRC32C, password=OMITTED, ensembles={0=[a:1, b:2, c:3], 7=[a:1, d:4, c:3]}, \
+        customMetadata={component=base64:bWFuYWdlZC1sZWRnZXI=}}";
+
+    #[test]
+    fn reads_the_admin_text_form_and_round_trips_through_a_node() {
+        let m = LedgerMetadata::from_safe_string(43, ADMIN_CLOSED, b"").unwrap();
+        assert_eq!(m.state, LedgerState::Closed);
+        assert_eq!((m.last_entry_id, m.length), (5, 2361));
+        assert_eq!(m.digest, DigestType::Crc32);
+        assert_eq!(m.segments[0].bookies, vec!["bk0test".to_string()]);
+        assert_eq!(
+            m.custom_str("pulsar/compactedTopic"),
+            Some("persistent://public/default/java-mixed")
+        );
+        assert_eq!(m.custom.len(), 4);
+        assert_eq!(LedgerMetadata::parse(43, &m.to_node()).unwrap(), m);
+
+        let o = LedgerMetadata::from_safe_string(9, ADMIN_OPEN, b"secret").unwrap();
+        assert_eq!(o.state, LedgerState::Open);
+        assert_eq!((o.ensemble_size, o.write_quorum, o.ack_quorum), (3, 2, 2));
+        assert_eq!(o.last_entry_id, -1);
+        assert_eq!(o.password, b"secret");
+        assert_eq!(o.segments.len(), 2);
+        assert_eq!(o.write_set(8), vec!["c:3", "a:1"]);
+        assert_eq!(LedgerMetadata::parse(9, &o.to_node()).unwrap(), o);
+        // The spec vector's node survives parse -> to_node -> parse.
+        let v = LedgerMetadata::parse(0, &unhex(LEDGER0)).unwrap();
+        assert_eq!(LedgerMetadata::parse(0, &v.to_node()).unwrap(), v);
+    }
+
+    #[test]
+    fn rejects_bad_admin_text_with_reasons() {
+        let cases = [
+            ("hello", "does not read `LedgerMetadata{...}`"),
+            ("LedgerMetadata{formatVersion=2}", "metadata format v2"),
+            (
+                "LedgerMetadata{formatVersion=3, ensembleSize=1, writeQuorumSize=1, ackQuorumSize=1, state=OPEN, ensembles={0=[a:1]}}",
+                "no digest type",
+            ),
+            (
+                "LedgerMetadata{formatVersion=3, ensembleSize=1, writeQuorumSize=1, ackQuorumSize=1, state=WEIRD}",
+                "unknown state WEIRD",
+            ),
+            (
+                "LedgerMetadata{formatVersion=3, ensembleSize=2, writeQuorumSize=1, ackQuorumSize=1, state=OPEN, digestType=CRC32C, ensembles={0=[a:1]}}",
+                "has 1 bookies where the ensemble size is 2",
+            ),
+            (
+                "LedgerMetadata{formatVersion=3, ensembleSize=1, writeQuorumSize=1, ackQuorumSize=1, state=CLOSED, digestType=CRC32C, ensembles={0=[a:1]}}",
+                "no `length`",
+            ),
+            (
+                "LedgerMetadata{formatVersion=3, ensembleSize=1, writeQuorumSize=1, ackQuorumSize=1, state=OPEN, digestType=CRC32C, ensembles={0=[a:1]}, customMetadata={k=base64:!!}}",
+                "custom metadata k: invalid base64",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = LedgerMetadata::from_safe_string(4, text, b"").unwrap_err();
+            assert!(e.to_string().contains("ledger 4: "), "{e}");
+            assert!(e.to_string().contains(want), "{text}: {e}");
+        }
     }
 
     #[test]

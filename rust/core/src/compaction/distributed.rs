@@ -17,7 +17,7 @@
 //! (`max_by`) for keys without chunks. Event-time order is not an aggregate
 //! (a tombstone resets the key), hence the fold.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Int32Builder, Int64Builder, StringBuilder};
@@ -147,7 +147,15 @@ struct Row {
 /// one, so the others can never survive. This shrinks what a distributed
 /// engine shuffles without changing the result, whatever rows the batch
 /// holds.
-pub fn candidates(batch: &RecordBatch, opts: &CompactOptions, reduce: bool) -> Result<RecordBatch> {
+///
+/// Messages of `aborted` transactions (`(most, least)` id bits) give no
+/// candidate, as the broker's compactor never receives them.
+pub fn candidates(
+    batch: &RecordBatch,
+    opts: &CompactOptions,
+    reduce: bool,
+    aborted: &HashSet<(u64, u64)>,
+) -> Result<RecordBatch> {
     if reduce && opts.order != Order::Publish {
         return Err(EntryError::Options(
             "candidates can only be reduced in publishing order".into(),
@@ -180,6 +188,9 @@ pub fn candidates(batch: &RecordBatch, opts: &CompactOptions, reduce: bool) -> R
         };
         let mut pending = Vec::new();
         let result = scan_entry(&mut decompressor, data, opts, &mut |c| {
+            if c.txn.is_some_and(|t| aborted.contains(&t)) {
+                return;
+            }
             if c.key.is_some() || opts.retain_null_key {
                 pending.push(Row {
                     id,

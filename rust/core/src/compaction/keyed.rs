@@ -121,7 +121,7 @@ pub fn keyed_messages(batches: &[RecordBatch], opts: CompactOptions) -> Result<V
                 Ok(())
             })?;
             match outcome {
-                Outcome::Read | Outcome::Marker => {}
+                Outcome::Read | Outcome::Marker | Outcome::Aborted => {}
                 Outcome::Encrypted => cols.failed(id, "encrypted entry: its values cannot be read"),
                 Outcome::Unreadable(e) => cols.failed(id, &e.to_string()),
             }

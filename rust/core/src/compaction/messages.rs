@@ -4,7 +4,7 @@
 //! restarts a message, a repeated chunk id is a duplicate, a gap abandons
 //! the message, as the Java consumer does).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use foldhash::fast::RandomState;
 
@@ -38,6 +38,9 @@ pub struct Message<'a> {
 pub enum Outcome {
     Marker,
     Read,
+    /// A message of a transaction the reader was told is aborted: skipped,
+    /// as the broker's dispatcher skips it.
+    Aborted,
     /// Encrypted: no value can be read without the key.
     Encrypted,
     Unreadable(EntryError),
@@ -58,6 +61,7 @@ pub struct MessageReader {
     opts: CompactOptions,
     decompressor: Decompressor,
     assemblies: HashMap<(i32, Box<str>, Box<str>), Assembly, RandomState>,
+    aborted: HashSet<(u64, u64)>,
 }
 
 impl MessageReader {
@@ -66,7 +70,22 @@ impl MessageReader {
             opts,
             decompressor: Decompressor::default(),
             assemblies: HashMap::default(),
+            aborted: HashSet::new(),
         }
+    }
+
+    /// Skips the messages of these transactions (`(most, least)` id bits),
+    /// as the broker's compactor never receives aborted messages.
+    pub fn with_aborted_transactions(mut self, aborted: HashSet<(u64, u64)>) -> Self {
+        self.aborted = aborted;
+        self
+    }
+
+    /// Whether the entry belongs to a transaction this reader skips.
+    pub fn is_aborted(&self, data: &[u8]) -> bool {
+        !self.aborted.is_empty()
+            && EntryView::parse(data, false)
+                .is_ok_and(|e| e.metadata.txn().is_some_and(|t| self.aborted.contains(&t)))
     }
 
     /// Reads one entry and calls `f` for each message it completes. An error
@@ -85,6 +104,9 @@ impl MessageReader {
         let md = &entry.metadata;
         if md.marker_type.is_some() {
             return Ok(Outcome::Marker);
+        }
+        if md.txn().is_some_and(|t| self.aborted.contains(&t)) {
+            return Ok(Outcome::Aborted);
         }
         if md.is_encrypted() {
             return Ok(Outcome::Encrypted);

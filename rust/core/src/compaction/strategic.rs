@@ -26,7 +26,7 @@
 //! Memory: phase one holds each key's current value (as Pulsar's cache of
 //! whole messages does) plus chunked messages still being assembled.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use arrow_array::RecordBatch;
 use foldhash::fast::RandomState;
@@ -114,6 +114,14 @@ impl<S: Strategy> StrategicCompactor<S> {
         })
     }
 
+    /// Skips the messages of these transactions (`(most, least)` id bits):
+    /// the broker's compactors never receive aborted messages, so a key keeps
+    /// its last committed value. [`super::compactor::aborted_in`] finds them.
+    pub fn with_aborted_transactions(mut self, aborted: HashSet<(u64, u64)>) -> Self {
+        self.reader = MessageReader::new(self.opts).with_aborted_transactions(aborted);
+        self
+    }
+
     pub fn stats(&self) -> StrategicStats {
         self.stats
     }
@@ -177,7 +185,7 @@ impl<S: Strategy> StrategicCompactor<S> {
             )
         })?;
         match outcome {
-            Outcome::Marker | Outcome::Read => {}
+            Outcome::Marker | Outcome::Read | Outcome::Aborted => {}
             Outcome::Encrypted => {
                 self.stats.kept_unchanged += 1;
                 self.special.insert(

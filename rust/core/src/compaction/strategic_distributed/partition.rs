@@ -64,7 +64,7 @@ pub(super) fn read_entry(
         on_message(k, m.position, m.value, m.chunks)
     })?;
     match outcome {
-        Outcome::Marker | Outcome::Read => {}
+        Outcome::Marker | Outcome::Read | Outcome::Aborted => {}
         Outcome::Encrypted => plans.plan(
             key,
             -1,
@@ -115,6 +115,13 @@ impl PartitionPass {
         })
     }
 
+    /// Skips the messages of these transactions (`(most, least)` id bits), as
+    /// [`crate::compaction::strategic::StrategicCompactor::with_aborted_transactions`].
+    pub fn with_aborted_transactions(mut self, aborted: std::collections::HashSet<(u64, u64)>) -> Self {
+        self.reader = MessageReader::new(self.opts).with_aborted_transactions(aborted);
+        self
+    }
+
     pub fn push(&mut self, batch: &RecordBatch) -> Result<RecordBatch> {
         let rows = EntryRows::new(batch)?;
         let mut out = RowBuilder::default();
@@ -126,6 +133,9 @@ impl PartitionPass {
                 out.plan(key, -1, None, Some("entry data is null"));
                 continue;
             };
+            if self.reader.is_aborted(data) {
+                continue; // never a message, nor a chunk to carry on
+            }
             let chunk = keyed_chunk(data, &self.opts);
             if let Some((k, uuid, chunk_id)) = &chunk {
                 let id = (partition, k.clone(), uuid.clone());

@@ -35,6 +35,9 @@ import pyarrow.compute as pc
 
 from . import _native
 
+#: Why a ledger without metadata cannot be read.
+NO_METADATA = "no ledger metadata (none in the store, or none from the admin REST API)"
+
 #: The compaction subscription's cursor.
 COMPACTION_CURSOR = "__compaction"
 
@@ -576,7 +579,7 @@ def iter_topic(
             yield _error_rows(
                 part.compacted.ledger_id,
                 part.partition,
-                f"compacted ledger {part.compacted.ledger_id}: no ledger metadata",
+                f"compacted ledger {part.compacted.ledger_id}: {NO_METADATA}",
             )
         if read_compacted and part.compacted is not None and part.compacted.metadata is not None:
             records = reader.read_ledger(part.compacted.ledger_id, part.compacted.metadata)
@@ -624,7 +627,7 @@ def _read_ledger(
             return _error_rows(led.ledger_id, partition, f"offloaded ledger {led.ledger_id} at {path}: {e}")
         return _with_partition(table, partition)
     if led.metadata is None:
-        return _error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: no ledger metadata in the store")
+        return _error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: {NO_METADATA}")
     try:
         batch = reader.read_ledger(led.ledger_id, led.metadata, first, last)
     except OSError as e:

@@ -74,8 +74,8 @@ def compact(
     switches to the strategic compactor (PIP-215, see
     :mod:`pulsar_entries.strategies`). Key-less messages are dropped unless
     ``retain_null_key``. Messages of transactions that a ``TXN_ABORT``
-    marker among the entries aborts are skipped, as the broker's compactor
-    skips them: a key keeps its last committed value.
+    marker among the entries aborts are skipped, as the broker's compactors
+    (plain and strategic) skip them: a key keeps its last committed value.
     """
     table = _as_table(entries)
     compactor = _native.Compactor(
@@ -84,7 +84,7 @@ def compact(
         strategy=native_strategy(strategy),
         verify_checksum=verify_checksum,
         max_uncompressed_size=max_uncompressed_size,
-        aborted_transactions=None if strategy is not None else _native.aborted_transactions(table),
+        aborted_transactions=_native.aborted_transactions(table),
     )
     compactor.observe(table)
     return compactor.write(table)

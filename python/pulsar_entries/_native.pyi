@@ -574,8 +574,10 @@ class StrategicPartitionPass:
         retain_null_key: bool = False,
         verify_checksum: bool = True,
         max_uncompressed_size: int = ...,
+        aborted_transactions: list[tuple[int, int]] | None = None,
     ) -> StrategicPartitionPass:
-        """Raises ``ValueError`` for ``order="event_time"``, as the in-process strategic compactor."""
+        """Raises ``ValueError`` for ``order="event_time"``, as the in-process strategic compactor.
+        Messages of ``aborted_transactions`` (``(most, least)`` bits) are skipped."""
     def push(self, entries: Any) -> pa.Table:
         """Rows for these entries (the next ones of the partition, in topic order)."""
     def finish(self) -> pa.Table:
@@ -623,13 +625,15 @@ def compaction_candidates(
     reduce_for_publish_order: bool = False,
     verify_checksum: bool = True,
     max_uncompressed_size: int = ...,
+    aborted_transactions: list[tuple[int, int]] | None = None,
 ) -> pa.Table:
     """Phase-one candidate rows: ``partition, key, ledger_id, entry_id,
     batch_index, tombstone, event_time, batched, uuid, chunk_id, num_chunks,
     error``. A null ``key`` marks a survivor by itself (a retained key-less
     message, or an unreadable entry kept whole, with ``error``). With
     ``reduce_for_publish_order``, each key keeps only its last non-chunk
-    candidate of the batch (and its chunks): exact for publishing order only."""
+    candidate of the batch (and its chunks): exact for publishing order only.
+    Messages of ``aborted_transactions`` (``(most, least)`` bits) give none."""
 
 def rebuild_entries(
     entries: Any,

@@ -26,6 +26,7 @@ from ._arrow import (
 from ._chunks import reassemble_chunks
 from ._decode import decode
 from ._strategic import compact_with_strategy
+from ._transactions import aborted_transactions
 
 
 def compact(
@@ -68,6 +69,7 @@ def compact(
         retain_null_key=retain_null_key,
         verify_checksum=verify_checksum,
         max_uncompressed_size=max_uncompressed_size,
+        aborted_transactions=aborted_transactions(entries),
     )
     cands = entries.mapInArrow(map_batches(candidates), spark_schema(candidates(EMPTY_ENTRIES).schema))
     survivor_schema = _native.SurvivorFolder(order=order).finish().schema

@@ -38,6 +38,7 @@ from ._ranges import (
     task_partition,
     track_ranges,
 )
+from ._transactions import aborted_transactions
 
 
 def compact_with_strategy(
@@ -93,6 +94,8 @@ def compact_with_strategy(
     has_partition = "partition" in entries.columns
     entries = with_partition(entries)
     ordered, expected = _topic_ranges(entries)
+    # Skipped as the broker's strategic compactor never receives them.
+    aborted = aborted_transactions(entries)
 
     row_schema = _native.StrategicPartitionPass(**opts).finish().schema
     spark_rows = spark_schema(row_schema)
@@ -107,7 +110,7 @@ def compact_with_strategy(
                     track_ranges(batch, seen)
                 yield batch
 
-        yield from run_pass(_native.StrategicPartitionPass(**opts), tracked(batches))
+        yield from run_pass(_native.StrategicPartitionPass(**opts, aborted_transactions=aborted), tracked(batches))
         if expected is not None:
             check_ranges(sp, seen, expected.get(sp, {}))
 

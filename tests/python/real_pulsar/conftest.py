@@ -7,7 +7,8 @@
 * ``pulsar-client`` (Python/C++): topics ``py-mixed`` (five codecs x batching on/off, keys, null
   values, properties, event times) and ``py-chunked`` (chunked messages);
 * Pulsar's Java client (``Corpus produce``): ``java-mixed``, ``java-chunked``, ``java-txn``
-  (committed and aborted transactions) and ``java-partitioned`` (3 partitions).
+  (committed and aborted transactions), ``java-partitioned`` (3 partitions), ``java-tombstoned``
+  (every key's last message a tombstone) and ``java-encrypted`` (end-to-end encrypted).
 
 Then, through the admin REST API: compaction of the keyed topics (waited for), an unload of every
 topic (its last ledger closes) and an offload of every closed ledger to the loopback S3 (waited
@@ -56,11 +57,13 @@ CODECS = ("NONE", "LZ4", "ZLIB", "ZSTD", "SNAPPY")
 PY_CODEC = {"NONE": "NONE", "LZ4": "LZ4", "ZLIB": "ZLib", "ZSTD": "ZSTD", "SNAPPY": "SNAPPY"}
 
 #: Topics written by the Java tool; ``java-partitioned`` is read per partition.
-JAVA_TOPICS = ("java-mixed", "java-chunked", "java-txn")
+JAVA_TOPICS = ("java-mixed", "java-chunked", "java-txn", "java-tombstoned", "java-encrypted")
 PARTITIONS = tuple(f"java-partitioned-partition-{i}" for i in range(3))
 PY_TOPICS = ("py-mixed", "py-chunked")
 #: Topics compacted by the broker (chunked topics are not: its compacted readers stall on them).
-COMPACTED = ("java-mixed", "java-txn", "py-mixed", *PARTITIONS)
+COMPACTED = ("java-mixed", "java-txn", "py-mixed", "java-tombstoned", "java-encrypted", *PARTITIONS)
+#: Compacted topics without seek-by-time ground truth (transactions; nothing live; undecryptable values).
+NO_SEEK = ("java-txn", "java-tombstoned", "java-encrypted")
 
 #: Seconds each phase took, per fixture, shown at the end of the run.
 TIMINGS: dict[str, dict[str, float]] = {}
@@ -341,7 +344,7 @@ def start_real_pulsar(name: str, metadata: str, workdir: Path, *, python_clients
         # Seek by time on the topics whose every entry is dispatchable and whole (no transactions
         # or chunks), where the broker's answer is an entry position.
         specs = [
-            x + (":compacted" if x in compacted else "") + (":seek" if x in compacted and x != "java-txn" else "")
+            x + (":compacted" if x in compacted else "") + (":seek" if x in compacted and x not in NO_SEEK else "")
             for x in topics
         ]
         _java(["corpus", "truth", sa.service_url, sa.web_url, str(truth_path), *specs], java_log, hosts=sa.hosts_path)

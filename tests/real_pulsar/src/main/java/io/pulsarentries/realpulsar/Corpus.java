@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -28,6 +30,9 @@ import org.apache.bookkeeper.client.api.ReadHandle;
 import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.CompressionType;
+import org.apache.pulsar.client.api.ConsumerCryptoFailureAction;
+import org.apache.pulsar.client.api.CryptoKeyReader;
+import org.apache.pulsar.client.api.EncryptionKeyInfo;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.MessageIdAdv;
@@ -46,7 +51,8 @@ import org.apache.pulsar.common.policies.data.PersistentTopicInternalStats;
  * <pre>
  *   Corpus produce &lt;serviceUrl&gt; &lt;webUrl&gt; &lt;out.json&gt;
  *       writes the Java topics (every codec x batching, keys, null values, properties, event
- *       times, chunked messages, committed and aborted transactions, a partitioned topic) and
+ *       times, chunked messages, committed and aborted transactions, a partitioned topic, a topic
+ *       whose every key ends in a tombstone, end-to-end encrypted messages) and
  *       records what the producers were told (message ids).
  *   Corpus truth &lt;serviceUrl&gt; &lt;webUrl&gt; &lt;out.json&gt; &lt;topic[:compacted][:seek]&gt;...
  *       for each topic (in parallel): internal-stats; what a Reader receives from the earliest
@@ -124,6 +130,8 @@ public final class Corpus {
         result.set("java-txn", produceTransactions(client, NS + "java-txn"));
         admin.topics().createPartitionedTopic(NS + "java-partitioned", 3);
         result.set("java-partitioned", producePartitioned(client, NS + "java-partitioned"));
+        result.set("java-tombstoned", produceTombstoned(client, NS + "java-tombstoned"));
+        result.set("java-encrypted", produceEncrypted(client, NS + "java-encrypted"));
         return result;
     }
 
@@ -309,6 +317,91 @@ public final class Corpus {
         return ids;
     }
 
+    /** Batched keyed values, then a tombstone for every key: compaction leaves nothing live. */
+    static ArrayNode produceTombstoned(PulsarClient client, String topic) throws Exception {
+        Producer<byte[]> p = client.newProducer(Schema.BYTES)
+                .topic(topic)
+                .producerName("java-tombstoned")
+                .compressionType(CompressionType.ZLIB)
+                .enableBatching(true)
+                .batchingMaxMessages(4)
+                .batchingMaxPublishDelay(20, TimeUnit.MILLISECONDS)
+                .create();
+        List<CompletableFuture<MessageId>> sent = new ArrayList<>();
+        for (int round = 0; round < 3; round++) {
+            for (int k = 0; k < 5; k++) {
+                sent.add(p.newMessage().key("d" + k).value(text("r" + round + "-d" + k, 3)).sendAsync());
+            }
+        }
+        for (int k = 0; k < 5; k++) {
+            sent.add(p.newMessage().key("d" + k).value(null).sendAsync());
+        }
+        p.flush();
+        ArrayNode ids = NODES.arrayNode();
+        for (CompletableFuture<MessageId> f : sent) {
+            ids.add(id(f.get(60, TimeUnit.SECONDS)));
+        }
+        p.close();
+        return ids;
+    }
+
+    /** A public key of a fresh RSA pair, for end-to-end encryption (the private key is thrown away). */
+    static CryptoKeyReader publicKeyOnly() throws Exception {
+        KeyPairGenerator gen = KeyPairGenerator.getInstance("RSA");
+        gen.initialize(2048);
+        KeyPair pair = gen.generateKeyPair();
+        String pem = "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                        .encodeToString(pair.getPublic().getEncoded())
+                + "\n-----END PUBLIC KEY-----\n";
+        return new CryptoKeyReader() {
+            @Override
+            public EncryptionKeyInfo getPublicKey(String keyName, Map<String, String> metadata) {
+                return new EncryptionKeyInfo(pem.getBytes(StandardCharsets.US_ASCII), null);
+            }
+
+            @Override
+            public EncryptionKeyInfo getPrivateKey(String keyName, Map<String, String> metadata) {
+                return null;
+            }
+        };
+    }
+
+    /** End-to-end encrypted keyed messages, batched and not. */
+    static ArrayNode produceEncrypted(PulsarClient client, String topic) throws Exception {
+        CryptoKeyReader keys = publicKeyOnly();
+        List<CompletableFuture<MessageId>> sent = new ArrayList<>();
+        List<Producer<byte[]>> producers = new ArrayList<>();
+        for (boolean batching : new boolean[] {true, false}) {
+            producers.add(client.newProducer(Schema.BYTES)
+                    .topic(topic)
+                    .producerName("java-encrypted-" + (batching ? "batched" : "single"))
+                    .addEncryptionKey("corpus-key")
+                    .cryptoKeyReader(keys)
+                    .compressionType(CompressionType.LZ4)
+                    .enableBatching(batching)
+                    .batchingMaxMessages(3)
+                    .batchingMaxPublishDelay(20, TimeUnit.MILLISECONDS)
+                    .create());
+        }
+        for (int i = 0; i < 12; i++) {
+            for (Producer<byte[]> p : producers) {
+                sent.add(p.newMessage().key("e" + (i % 4)).value(text(p.getProducerName() + "#" + i, 4)).sendAsync());
+            }
+        }
+        ArrayNode ids = NODES.arrayNode();
+        for (Producer<byte[]> p : producers) {
+            p.flush();
+        }
+        for (CompletableFuture<MessageId> f : sent) {
+            ids.add(id(f.get(60, TimeUnit.SECONDS)));
+        }
+        for (Producer<byte[]> p : producers) {
+            p.close();
+        }
+        return ids;
+    }
+
     // ------------------------------------------------------------------------------- truth
 
     static ObjectNode truth(PulsarClient client, PulsarAdmin admin, List<String> specs) throws Exception {
@@ -360,6 +453,8 @@ public final class Corpus {
                 .topic(topic)
                 .startMessageId(MessageId.earliest)
                 .readCompacted(compacted)
+                // Encrypted messages arrive undecrypted (no private key here), as they are stored.
+                .cryptoFailureAction(ConsumerCryptoFailureAction.CONSUME)
                 .maxPendingChunkedMessage(64)
                 .receiverQueueSize(200)
                 .create();

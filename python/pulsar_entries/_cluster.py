@@ -399,7 +399,7 @@ def resolve_topic_admin(
         ledgers = []
         for led in stats["ledgers"]:
             lid = int(led["ledgerId"])
-            offload = None
+            offload: dict[str, Any] | None = None
             if led.get("offloaded"):
                 if lid not in uuids:
                     raise ValueError(f"topic {name}: ledger {lid} is offloaded but internal-info gives no offload id")
@@ -538,6 +538,14 @@ class BookieFiles:
         return t.filter(keep)
 
 
+def _offload_where(offload: dict[str, Any]) -> str:
+    """The offload driver and its properties when known (the metadata store
+    has them), else the object name's offload id (all the admin REST API gives)."""
+    if offload.get("driver") is None:
+        return f"offload id {_offloaded_uuid(offload)}"
+    return f"driver {offload.get('driver')!r}, properties {offload.get('driver_properties')}"
+
+
 def _offloaded_uuid(offload: dict[str, Any]) -> str:
     if offload.get("uuid"):
         return str(uuid.UUID(offload["uuid"]))
@@ -612,8 +620,7 @@ def _read_ledger(
             return _error_rows(
                 led.ledger_id,
                 partition,
-                f"ledger {led.ledger_id} is offloaded (driver {off.get('driver')!r}, "
-                f"properties {off.get('driver_properties')}) and no offload_filesystem was given",
+                f"ledger {led.ledger_id} is offloaded ({_offload_where(off)}) and no offload_filesystem was given",
             )
         from .offload import read_offloaded_ledger
 
@@ -704,6 +711,44 @@ def read_topic(
     omits ledger passwords, which ``ledger_password`` stands in for (Pulsar's
     default is empty; only HMAC digests use it).
     """
+    layout = topic_layout(
+        topic,
+        metadata_url=metadata_url,
+        admin_url=admin_url,
+        admin_token=admin_token,
+        bookie_addresses=bookie_addresses,
+        ledger_password=ledger_password,
+        partitions=partitions,
+        timeout=timeout,
+        offline=bookie_dirs is not None,
+    )
+    return read_layout(
+        layout,
+        start_message_id=start_message_id,
+        end_message_id=end_message_id,
+        read_compacted=read_compacted,
+        offload_filesystem=offload_filesystem,
+        offload_prefix=offload_prefix,
+        bookie_dirs=bookie_dirs,
+        timeout=timeout,
+    )
+
+
+def topic_layout(
+    topic: str,
+    *,
+    metadata_url: str | None = None,
+    admin_url: str | None = None,
+    admin_token: str | None = None,
+    bookie_addresses: Mapping[str, str] | None = None,
+    ledger_password: bytes = b"",
+    partitions: Sequence[int] | None = None,
+    timeout: float = 30.0,
+    offline: bool = False,
+) -> TopicLayout:
+    """The layout :func:`read_topic` reads, from the metadata store or the
+    admin REST API (see :func:`read_topic`); ``offline`` (reading bookie
+    files) needs no bookie addresses."""
     if (metadata_url is None) == (admin_url is None):
         raise ValueError(
             "give one of metadata_url ('zk:host:2181', 'rocksdb:/path', 'http://broker:8080') or admin_url"
@@ -719,7 +764,7 @@ def read_topic(
             bookie_addresses=bookie_addresses,
         )
         unresolved = _unresolved_bookies(layout, bookie_addresses)
-        if unresolved and bookie_dirs is None:
+        if unresolved and not offline:
             raise ValueError(
                 f"bookie ids {unresolved} are not host:port and the admin REST API gives no bookie addresses: "
                 f"pass bookie_addresses={{{unresolved[0]!r}: 'host:port', ...}}"
@@ -733,6 +778,21 @@ def read_topic(
             store.close()
         if bookie_addresses:
             layout = TopicLayout(layout.topic, layout.partitions, {**layout.bookies, **bookie_addresses})
+    return layout
+
+
+def read_layout(
+    layout: TopicLayout,
+    *,
+    start_message_id: tuple[int, int] | None = None,
+    end_message_id: tuple[int, int] | None = None,
+    read_compacted: bool = False,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    bookie_dirs: Sequence[str] | None = None,
+    timeout: float = 30.0,
+) -> pa.Table:
+    """The entries of a resolved layout, as :func:`read_topic` gives them."""
     reader: Any
     tables: list[pa.Table] = []
     if bookie_dirs is not None:

@@ -15,11 +15,17 @@ from .._native import __version__
 from ._commands import cmd_compact, cmd_decode, cmd_generate, cmd_inspect, cmd_last_id, cmd_seek
 from ._demo import cmd_demo
 from ._errors import CliError
+from ._topic import add_cluster_options
 
 __all__ = ["CliError", "build_parser", "main"]
 
 
 # ----------------------------------------------------------------------------- parser
+
+IN_HELP = (
+    "entry files (Parquet/Arrow), offload objects, or a directory of them; "
+    "or a topic, persistent://tenant/ns/topic, read from a cluster (see --metadata-url)"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,22 +60,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_generate)
 
     d = sub.add_parser("decode", help="decode entries into messages, written as Parquet")
-    d.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    d.add_argument("input", metavar="IN", help=IN_HELP)
     d.add_argument("out", metavar="OUT", help="output: a Parquet directory (spark) or file (local)")
     d.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     d.add_argument("--keep-markers", action="store_true", help="keep marker entries as rows")
+    add_cluster_options(d)
     d.set_defaults(func=cmd_decode)
 
     i = sub.add_parser("inspect", help="summarize a topic: counts, codecs, sizes, time range, errors")
-    i.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    i.add_argument("input", metavar="IN", help=IN_HELP)
     i.add_argument("--html", metavar="FILE", help="also write an HTML report with charts to FILE")
+    add_cluster_options(i)
     i.set_defaults(func=cmd_inspect)
 
     c = sub.add_parser(
         "compact",
         help="compact a topic as the broker does: compacted entries, compacted-ledger records and the view",
     )
-    c.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    c.add_argument("input", metavar="IN", help=IN_HELP)
     c.add_argument("out", metavar="OUT", help="output directory: OUT/compacted, OUT/ledger-records, OUT/view (Parquet)")
     c.add_argument(
         "--strategy",
@@ -80,18 +88,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--retain-null-key", action="store_true", help="keep messages without a key")
     c.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
+    add_cluster_options(c, read_compacted=False)
     c.set_defaults(func=cmd_compact)
 
     sk = sub.add_parser("seek", help="the position a consumer seeking to a broker time lands on (PIP-70)")
-    sk.add_argument("input", metavar="IN", help="entry files (Parquet/Arrow), offload objects, or a directory of them")
+    sk.add_argument("input", metavar="IN", help=IN_HELP)
     sk.add_argument("--time", required=True, help="ms since the epoch, or ISO-8601 (UTC unless a zone is given)")
+    add_cluster_options(sk)
     sk.set_defaults(func=cmd_seek)
 
     li = sub.add_parser("last-id", help="print the last message position of compacted entries (PIP-429)")
-    li.add_argument("input", metavar="IN", help="compacted entries (Parquet/Arrow file or directory)")
+    li.add_argument(
+        "input",
+        metavar="IN",
+        help="compacted entries (Parquet/Arrow file or directory); or a topic, persistent://tenant/ns/topic, "
+        "whose compacted ledger, entries and horizon come from a cluster (see --metadata-url)",
+    )
     li.add_argument("--topic", help="the topic's entries, to choose the source as GetLastMessageId does")
     li.add_argument("--horizon", help="compaction horizon LEDGER:ENTRY (default: the topic's last entry)")
     li.add_argument("--no-read-compacted", action="store_true", help="answer as a reader without readCompacted")
+    add_cluster_options(li, read_compacted=False)
     li.set_defaults(func=cmd_last_id)
 
     m = sub.add_parser(

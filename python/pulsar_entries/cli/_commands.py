@@ -19,6 +19,7 @@ from ..offload import write_offloaded_ledgers
 from ._engines import Engine, engine_for
 from ._errors import CliError
 from ._report import render_html, render_text
+from ._topic import ClusterTopic, source
 
 
 def engine(args: argparse.Namespace) -> Engine:
@@ -71,14 +72,14 @@ def cmd_generate(args: argparse.Namespace) -> None:
 def cmd_decode(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     rows, errors = engine(args).decode(
-        args.input, args.out, verify_checksum=not args.no_verify, keep_markers=args.keep_markers
+        source(args), args.out, verify_checksum=not args.no_verify, keep_markers=args.keep_markers
     )
     took = time.perf_counter() - started
     print(f"decoded into {rows:,} rows ({errors:,} error rows) in {took:.1f}s -> {args.out}")
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
-    st = engine(args).stats(args.input)
+    st = engine(args).stats(source(args))
     print(render_text(st))
     if args.html:
         Path(args.html).write_text(render_html(st, f"pulsar-entries: {args.input}"))
@@ -113,7 +114,7 @@ def cmd_compact(args: argparse.Namespace) -> None:
     runner = engine(args)
     names = {"compacted": "compacted", "records": "ledger-records", "view": "view"}
     done = runner.compact(
-        args.input,
+        source(args),
         {key: runner.dataset(out, name) for key, name in names.items()},
         order=args.order,
         strategy=strategy,
@@ -135,9 +136,16 @@ def cmd_last_id(args: argparse.Namespace) -> None:
         except ValueError:
             raise CliError(f"--horizon must be LEDGER:ENTRY, not {args.horizon!r}") from None
         horizon = (ledger, entry)
-    position = engine(args).last_message_position(
-        args.input, topic=args.topic, read_compacted=not args.no_read_compacted, horizon=horizon
-    )
+    src = source(args)
+    if isinstance(src, ClusterTopic):
+        if args.topic or horizon:
+            raise CliError("with a cluster topic as IN, --topic and --horizon come from the cluster: leave them out")
+        # The compacted ledger, the topic and the horizon, all from the cluster (read on this machine).
+        position = src.last_message_position(read_compacted=not args.no_read_compacted)
+    else:
+        position = engine(args).last_message_position(
+            src, topic=args.topic, read_compacted=not args.no_read_compacted, horizon=horizon
+        )
     print(describe(position))
 
 
@@ -148,6 +156,6 @@ def cmd_seek(args: argparse.Namespace) -> None:
         raise CliError(
             f"--time must be ms since the epoch or ISO-8601 (2026-01-31T12:00:00Z), not {args.time!r}"
         ) from None
-    for r in engine(args).seek(args.input, t):
+    for r in engine(args).seek(source(args), t):
         prefix = "" if r.partition < 0 else f"partition {r.partition}: "
         print(f"{prefix}{r.ledger_id}:{r.entry_id}" + (f" {r.note}" if r.note else ""))

@@ -29,6 +29,7 @@ from .._inputs import list_inputs, read_file
 from .._table_view import TableView
 from ._errors import CliError
 from ._report import Stats, stats_from_arrow
+from ._topic import ClusterTopic
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -66,7 +67,8 @@ def compaction_summary(stats: dict, took: float) -> str:
 
 class Engine(ABC):
     """The steps the commands run. Sources are entry files (Parquet / Arrow),
-    offload objects, or directories of them; outputs are Parquet."""
+    offload objects, or directories of them, or a :class:`ClusterTopic` (read
+    from the cluster's storage on this machine); outputs are Parquet."""
 
     #: Several workers, each on part of the topic: worth checking against the in-process answer.
     distributed = False
@@ -129,8 +131,11 @@ class Engine(ABC):
 # ----------------------------------------------------------------------------- local
 
 
-def read_entries(source: str | Path) -> pa.Table:
-    """Every entry under ``source`` in process (``ledger_id``, ``entry_id``, ``data``)."""
+def read_entries(source: str | Path | ClusterTopic) -> pa.Table:
+    """Every entry under ``source`` in process (``ledger_id``, ``entry_id``, ``data``;
+    ``partition`` too for a cluster topic)."""
+    if isinstance(source, ClusterTopic):
+        return source.entries().drop_columns(["error"])
     return pa.Table.from_batches([b for item in entry_files(source) for b in read_file(*item)]).drop_columns(["error"])
 
 
@@ -196,12 +201,22 @@ class LocalEngine(Engine):
 
     def compact(self, source: str | Path, outputs: dict[str, Path], *, head: int = 0, **options: Any) -> Compacted:
         started = time.perf_counter()
-        files = entry_files(source)
-        compactor = Compactor(**options)
+        if isinstance(source, ClusterTopic):
+            batches: Any = read_entries(source).to_batches
+        else:
+            files = entry_files(source)
+
+            def batches() -> Iterator[pa.RecordBatch]:
+                return entry_batches(files)
+
+        # The TXN_ABORT markers come after their messages: find the aborted transactions first (a pass
+        # over the entries' metadata), so that their messages are skipped as `compact` skips them.
+        aborted = sorted({t for batch in batches() for t in _native.aborted_transactions(batch)})
+        compactor = Compactor(**options, aborted_transactions=aborted)
         # Two passes over the files: memory is bounded by the number of keys, not the topic.
-        for batch in entry_batches(files):
+        for batch in batches():
             compactor.observe(batch)
-        parts = [compactor.write(batch) for batch in entry_batches(files)]
+        parts = [compactor.write(batch) for batch in batches()]
         if not parts:
             raise CliError(f"{source}: no entries")
         compacted = pa.concat_tables(parts)
@@ -221,6 +236,8 @@ class LocalEngine(Engine):
         return _native.reassemble_chunks(pq.read_table(messages))
 
     def seek(self, source: str | Path, t: int) -> list[SeekResult]:
+        if isinstance(source, ClusterTopic) and len(source.layout().partitions) > 1:
+            return self._seek_partitions(source, t)
         entries = read_entries(source).sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
         if entries.num_rows == 0:
             raise CliError(f"{source}: no entries")
@@ -228,6 +245,24 @@ class LocalEngine(Engine):
         where = "past the last entry" if pos.row >= entries.num_rows else f"row {pos.row:,}"
         note = f"({where}; read {pos.entries_read} of {entries.num_rows:,} entries)"
         return [SeekResult(-1, pos.ledger_id, pos.entry_id, note)]
+
+    def _seek_partitions(self, source: ClusterTopic, t: int) -> list[SeekResult]:
+        """Seek in each partition of a partitioned cluster topic (each in topic order already)."""
+        import pyarrow.compute as pc
+
+        entries = read_entries(source)
+        out = []
+        for part in source.layout().partitions:
+            mine = entries.filter(pc.equal(entries["partition"], part.partition))
+            if mine.num_rows == 0:
+                continue
+            pos = find_position_by_time(mine, t)
+            where = "past the last entry" if pos.row >= mine.num_rows else f"row {pos.row:,}"
+            note = f"({where}; read {pos.entries_read} of {mine.num_rows:,} entries)"
+            out.append(SeekResult(part.partition, pos.ledger_id, pos.entry_id, note))
+        if not out:
+            raise CliError(f"{source}: no entries")
+        return out
 
     def last_message_position(
         self,
@@ -293,8 +328,11 @@ class SparkEngine(Engine):
 
         return spark
 
-    def entries(self, source: str | Path) -> DataFrame:
+    def entries(self, source: str | Path | ClusterTopic) -> DataFrame:
         ps = self.ps
+        if isinstance(source, ClusterTopic):
+            # Read from the cluster on the driver (bookies, tiered storage), then handed to Spark.
+            return self.spark.createDataFrame(source.entries())
         return ps.read_entries(self.spark, str(source))
 
     def describe(self) -> str:

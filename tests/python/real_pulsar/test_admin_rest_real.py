@@ -92,6 +92,8 @@ def test_closed_ledgers_on_the_bookie_and_bad_input(real_pulsar_zk: Any) -> None
         producer.close()
     finally:
         client.close()
+    # Unloaded: its last ledger closes, so every entry is below a closed ledger's end, not only the LAC.
+    rp.admin("PUT", "/persistent/public/default/rest-multi/unload")
     rest = dict(admin_url=rp.standalone.web_url, bookie_addresses=bookies(rp))
     entries = pe.read_topic(NS + "rest-multi", **rest)
     assert entries.filter(pc.is_valid(entries["error"])).num_rows == 0

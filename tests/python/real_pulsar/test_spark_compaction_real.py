@@ -3,9 +3,12 @@ messages of aborted transactions as the broker's compactor does (and as the in-p
 
 from __future__ import annotations
 
+import base64
+
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import pulsar_entries as pe
@@ -13,7 +16,7 @@ import pulsar_entries.spark as ps
 from pulsar_entries.strategies import LatestWins
 
 from .conftest import NS
-from .real_pulsar_compare import assert_records_equal_broker, assert_same_messages, broker_compacted_ledger
+from .real_pulsar_compare import assert_records_equal_broker, broker_compacted_ledger
 
 pytestmark = [pytest.mark.real_pulsar, pytest.mark.spark]
 
@@ -21,10 +24,10 @@ pytestmark = [pytest.mark.real_pulsar, pytest.mark.spark]
 def txn_entries(rp: Any) -> tuple[str, pa.Table]:
     url = f"zk:127.0.0.1:{rp.standalone.zookeeper_port}"
     entries = pe.read_topic(NS + "java-txn", metadata_url=url)
-    assert entries.filter(entries["error"].is_valid()).num_rows == 0
+    assert entries.filter(pc.is_valid(entries["error"])).num_rows == 0
     entries = entries.drop_columns(["error"])
     decoded = pe.decode(entries)
-    assert decoded.filter(decoded["txn_status"] == "aborted").num_rows > 0  # the topic has aborted transactions
+    assert decoded.filter(pc.equal(decoded["txn_status"], "aborted")).num_rows > 0  # the topic has aborted transactions
     return url, entries
 
 
@@ -52,4 +55,8 @@ def test_strategic_compaction_skips_aborted_transactions(real_pulsar_zk: Any, sp
     same(in_process, on_spark)
     mine = [r for r in pe.decode(in_process.drop_columns(["error"])).to_pylist() if not r["compacted_out"]]
     assert all(r["txn_status"] != "aborted" for r in mine)
-    assert_same_messages(real_pulsar_zk.truth["java-txn"]["compacted_messages"], mine)
+    # The strategic compactor rewrites the entries it keeps (as the broker's strategic compactor does), so
+    # message ids and broker metadata differ from the plain compacted ledger; the surviving messages do not.
+    java = real_pulsar_zk.truth["java-txn"]["compacted_messages"]
+    survivors = [(m["key"], base64.b64decode(m["value"]), m["producer_name"], m["sequence_id"]) for m in java]
+    assert [(r["key"], r["value"], r["producer_name"], r["sequence_id"]) for r in mine] == survivors

@@ -1,0 +1,184 @@
+"""A topic in a cluster as a command's ``IN``: read straight from the cluster's
+storage with :func:`pulsar_entries.read_topic` (layout from the metadata store
+or the admin REST API, entries from the bookies, tiered storage or a stopped
+bookie's files), once, on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import _cluster
+from .._compaction import MessagePosition, last_message_position
+from ._errors import CliError
+
+#: What makes ``IN`` a topic rather than a path.
+TOPIC_SCHEMES = ("persistent://", "non-persistent://")
+TOKEN_ENV = "PULSAR_ENTRIES_ADMIN_TOKEN"
+
+
+def is_topic(source: object) -> bool:
+    return isinstance(source, str) and source.startswith(TOPIC_SCHEMES)
+
+
+def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = True) -> None:
+    """The options of a command whose ``IN`` may be a topic."""
+    g = p.add_argument_group(
+        "reading a topic from a cluster (IN = persistent://tenant/ns/topic)",
+        "the entries come from the bookies, tiered storage or bookie files, never through the broker",
+    )
+    g.add_argument(
+        "--metadata-url",
+        metavar="URL",
+        help="where the topic's layout comes from: zk:host:2181[/chroot], rocksdb:/path/to/data/metadata "
+        "(a stopped standalone), or http(s)://broker:8080 (the admin REST API)",
+    )
+    if read_compacted:
+        g.add_argument(
+            "--read-compacted",
+            action="store_true",
+            help="the compacted view: the compacted ledger, then the topic after the compaction horizon",
+        )
+    g.add_argument("--partitions", metavar="N,N", help="only these partitions of a partitioned topic")
+    g.add_argument(
+        "--offload-uri",
+        metavar="URI",
+        help="where offloaded ledgers are, as a pyarrow filesystem URI: s3://bucket[/prefix]"
+        "[?endpoint_override=host:port&scheme=http], gs://..., file:///...",
+    )
+    g.add_argument(
+        "--bookie-dir",
+        action="append",
+        metavar="DIR",
+        help="read a stopped cluster from this bookie data directory (repeatable)",
+    )
+    g.add_argument(
+        "--bookie-address",
+        action="append",
+        metavar="ID=HOST:PORT",
+        help="a bookie's address (repeatable); the admin REST API gives bookie ids only",
+    )
+    g.add_argument(
+        "--admin-token",
+        default=os.environ.get(TOKEN_ENV),
+        help=f"token for the admin REST API (Authorization: Bearer; default ${TOKEN_ENV})",
+    )
+    g.add_argument("--timeout", type=float, default=30.0, help="seconds per metadata or bookie request (default 30)")
+
+
+@dataclass
+class ClusterTopic:
+    """A topic to read from a cluster, resolved once and read at most once per view."""
+
+    name: str
+    options: dict[str, Any]
+    read: dict[str, Any]
+    read_compacted: bool = False
+    _layout: Any = None
+    _tables: dict[bool, pa.Table] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def layout(self) -> _cluster.TopicLayout:
+        if self._layout is None:
+            self._layout = _cluster.topic_layout(self.name, **self.options)
+        return self._layout
+
+    def entries(self, read_compacted: bool | None = None) -> pa.Table:
+        """``ledger_id, entry_id, partition, data, error``; entries no copy
+        could give are reported on stderr (and stay rows with null data)."""
+        compacted = self.read_compacted if read_compacted is None else read_compacted
+        if compacted not in self._tables:
+            table = _cluster.read_layout(self.layout(), read_compacted=compacted, **self.read)
+            bad = table.filter(pc.is_valid(table["error"]))
+            if bad.num_rows:
+                first = bad["error"][0].as_py().splitlines()[0]
+                print(
+                    f"pulsar-entries: warning: {bad.num_rows:,} entries of {self.name} could not be read; "
+                    f"first: {first}",
+                    file=sys.stderr,
+                )
+            self._tables[compacted] = table
+        return self._tables[compacted]
+
+    def last_message_position(self, *, read_compacted: bool = True) -> MessagePosition:
+        """GetLastMessageId of one partition: the compacted ledger's last
+        message when a compacted reader's last entry is at or before the
+        compaction horizon, else the topic's last entry."""
+        parts = self.layout().partitions
+        if len(parts) != 1:
+            raise CliError(
+                f"{self.name} has {len(parts)} partitions: name one ({self.name}-partition-N, or --partitions N)"
+            )
+        (part,) = parts
+        topic = self.entries(False).drop_columns(["error"])
+        if not read_compacted or part.compacted is None or part.horizon is None:
+            return last_message_position(None, topic_entries=topic, read_compacted=read_compacted)
+        view = self.entries(True).drop_columns(["error"])
+        h = part.horizon
+        upto = pc.or_(
+            pc.less(view["ledger_id"], h[0]),
+            pc.and_(pc.equal(view["ledger_id"], h[0]), pc.less_equal(view["entry_id"], h[1])),
+        )
+        return last_message_position(view.filter(upto), topic_entries=topic, read_compacted=True, horizon=h)
+
+
+def source(args: argparse.Namespace) -> Any:
+    """The command's ``IN``: a :class:`ClusterTopic` for a topic name, else the path."""
+    given = [
+        opt
+        for opt, value in (
+            ("--metadata-url", args.metadata_url),
+            ("--read-compacted", getattr(args, "read_compacted", False)),
+            ("--partitions", args.partitions),
+            ("--offload-uri", args.offload_uri),
+            ("--bookie-dir", args.bookie_dir),
+            ("--bookie-address", args.bookie_address),
+        )
+        if value
+    ]
+    if not is_topic(args.input):
+        if given:
+            raise CliError(f"{given[0]} reads a topic from a cluster: IN must be persistent://tenant/ns/topic")
+        return args.input
+    if not args.metadata_url:
+        raise CliError(
+            f"IN {args.input} is a topic: give --metadata-url (zk:host:2181, rocksdb:/path or http://broker:8080)"
+        )
+    partitions = None
+    if args.partitions:
+        try:
+            partitions = [int(x) for x in args.partitions.split(",")]
+        except ValueError:
+            raise CliError(f"--partitions must be numbers separated by commas, not {args.partitions!r}") from None
+    addresses = {}
+    for spec in args.bookie_address or []:
+        bookie, sep, address = spec.partition("=")
+        if not sep or not bookie or not address:
+            raise CliError(f"--bookie-address must be ID=HOST:PORT, not {spec!r}")
+        addresses[bookie] = address
+    read: dict[str, Any] = {"bookie_dirs": args.bookie_dir, "timeout": args.timeout}
+    if args.offload_uri:
+        from pyarrow import fs
+
+        try:
+            filesystem, prefix = fs.FileSystem.from_uri(args.offload_uri)
+        except (ValueError, OSError) as e:
+            raise CliError(f"--offload-uri {args.offload_uri}: {e}") from None
+        read.update(offload_filesystem=filesystem, offload_prefix=prefix)
+    options: dict[str, Any] = {
+        "metadata_url": args.metadata_url,
+        "admin_token": args.admin_token,
+        "bookie_addresses": addresses or None,
+        "partitions": partitions,
+        "timeout": args.timeout,
+        "offline": args.bookie_dir is not None,
+    }
+    return ClusterTopic(args.input, options, read, read_compacted=getattr(args, "read_compacted", False))

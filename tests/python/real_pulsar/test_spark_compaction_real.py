@@ -4,7 +4,6 @@ messages of aborted transactions as the broker's compactor does (and as the in-p
 from __future__ import annotations
 
 import base64
-
 from typing import Any
 
 import pyarrow as pa

@@ -813,6 +813,9 @@ def read_layout(
             read_compacted=read_compacted,
         )
     )
+    # One chunk per ledger in every column, and no empty chunks: consumers that walk the record
+    # batches (PySpark's createDataFrame stops at an empty one) see every row.
+    tables = [t.combine_chunks() for t in tables if t.num_rows]
     if not tables:
         return ENTRY_SCHEMA.empty_table()
     return pa.concat_tables(tables)

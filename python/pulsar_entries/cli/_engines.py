@@ -331,8 +331,9 @@ class SparkEngine(Engine):
     def entries(self, source: str | Path | ClusterTopic) -> DataFrame:
         ps = self.ps
         if isinstance(source, ClusterTopic):
-            # Read from the cluster on the driver (bookies, tiered storage), then handed to Spark.
-            return self.spark.createDataFrame(source.entries())
+            # Read from the cluster on the driver (bookies, tiered storage), then handed to Spark; one
+            # chunk per column (PySpark 4.3's createDataFrame drops the rows after an empty record batch).
+            return self.spark.createDataFrame(source.entries().combine_chunks())
         return ps.read_entries(self.spark, str(source))
 
     def describe(self) -> str:

@@ -13,6 +13,9 @@ use arrow_schema::{DataType, Field, Schema};
 use proptest::prelude::*;
 use pulsar_entries_core::compaction::compactor::{aborted_in, compact_batches};
 use pulsar_entries_core::compaction::distributed::{candidates, rebuild, SurvivorFolder};
+use pulsar_entries_core::compaction::strategic::StrategicCompactor;
+use pulsar_entries_core::compaction::strategic_distributed::{PartitionPass, KIND_MESSAGE};
+use pulsar_entries_core::compaction::strategy::LatestWins;
 use pulsar_entries_core::compaction::{CompactOptions, Order};
 use pulsar_entries_core::{encode_entry, Codec, EncodeOptions, Key, MessageInput};
 
@@ -335,20 +338,55 @@ fn aborted_transactions_never_become_a_key_s_value() {
         ],
     )
     .unwrap();
-    let out = compact_batches(&[batch], CompactOptions::default()).unwrap();
-    let kept: Vec<i64> = out
-        .iter()
-        .flat_map(|b| {
-            b.column_by_name("entry_id")
-                .unwrap()
-                .as_primitive::<Int64Type>()
-                .values()
-                .to_vec()
-        })
-        .collect();
+    let entry_ids = |out: &[RecordBatch]| -> Vec<i64> {
+        out.iter()
+            .flat_map(|b| {
+                b.column_by_name("entry_id")
+                    .unwrap()
+                    .as_primitive::<Int64Type>()
+                    .values()
+                    .to_vec()
+            })
+            .collect()
+    };
+    let opts = CompactOptions::default();
+    let out = compact_batches(std::slice::from_ref(&batch), opts).unwrap();
     assert_eq!(
-        kept,
+        entry_ids(&out),
         vec![0, 4],
         "k keeps its committed value, j has none, m is committed"
     );
+    // The distributed path (the aborted set collected over the whole topic first) agrees.
+    for reduce in [false, true] {
+        assert_eq!(entry_ids(&distributed(&batch, &opts, reduce)), vec![0, 4]);
+    }
+    // So does the strategic compactor; without the aborted set it would keep them.
+    let aborted = aborted_in(std::slice::from_ref(&batch)).unwrap();
+    let strategic = |aborted: std::collections::HashSet<(u64, u64)>| {
+        let mut c = StrategicCompactor::new(opts, LatestWins)
+            .unwrap()
+            .with_aborted_transactions(aborted);
+        c.observe(&batch).unwrap();
+        entry_ids(&c.write(&batch).unwrap())
+    };
+    assert_eq!(strategic(aborted.clone()), vec![0, 4]);
+    assert_eq!(strategic(Default::default()), vec![1, 2, 4]);
+    // And the strategic partition pass of the distributed strategic path emits no message of theirs.
+    let mut pass = PartitionPass::new(opts)
+        .unwrap()
+        .with_aborted_transactions(aborted);
+    let rows = pass.push(&batch).unwrap();
+    let kinds = rows
+        .column_by_name("kind")
+        .unwrap()
+        .as_primitive::<Int32Type>()
+        .values()
+        .to_vec();
+    let messages: Vec<i64> = entry_ids(std::slice::from_ref(&rows))
+        .into_iter()
+        .zip(kinds)
+        .filter(|(_, k)| *k == KIND_MESSAGE)
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(messages, vec![0, 4]);
 }

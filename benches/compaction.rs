@@ -17,7 +17,7 @@ use std::sync::Arc;
 use arrow_array::{BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use pulsar_entries_core::compaction::compactor::compact_batches;
+use pulsar_entries_core::compaction::compactor::{aborted_in, compact_batches};
 use pulsar_entries_core::compaction::distributed::{candidates, rebuild, SurvivorFolder};
 use pulsar_entries_core::compaction::position::last_in_compacted_entry;
 use pulsar_entries_core::compaction::{CompactOptions, Order};
@@ -129,9 +129,11 @@ fn distributed(input: &[RecordBatch], opts: &CompactOptions) -> usize {
     use arrow_array::types::{Int32Type, Int64Type};
     use std::collections::HashMap;
 
+    // The aborted transactions first, as an engine collects them before phase one.
+    let aborted = aborted_in(input).unwrap();
     let cands: Vec<RecordBatch> = input
         .iter()
-        .map(|b| candidates(b, opts, opts.order == Order::Publish).unwrap())
+        .map(|b| candidates(b, opts, opts.order == Order::Publish, &aborted).unwrap())
         .collect();
     let all = arrow_select::concat::concat_batches(&cands[0].schema(), &cands).unwrap();
     let k = all.column(1).as_string::<i32>();

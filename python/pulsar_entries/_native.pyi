@@ -767,7 +767,7 @@ def bookie_address(bookie_id: str, node: bytes) -> str: ...
 def ledger_metadata(ledger_id: int, node: bytes) -> dict[str, Any]:
     """A BookKeeper ledger's metadata node as a dict."""
 
-def ledger_node_from_text(ledger_id: int, text: str, password: bytes = b"") -> bytes:
+def ledger_node_from_text(ledger_id: int, text: str, password: bytes = ...) -> bytes:
     """The ledger node (format v3) equivalent to BookKeeper's text form of a
     ledger's metadata (the admin REST API's ``internal-stats?metadata=true``),
     ``password`` standing in for the one the text omits."""

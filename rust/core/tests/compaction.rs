@@ -121,7 +121,15 @@ fn distributed(input: &RecordBatch, opts: &CompactOptions, reduce: bool) -> Vec<
     // Candidates per slice of 3 entries, as an engine's batches would be.
     let slices: Vec<RecordBatch> = (0..input.num_rows())
         .step_by(3)
-        .map(|s| candidates(&input.slice(s, 3.min(input.num_rows() - s)), opts, reduce, &aborted).unwrap())
+        .map(|s| {
+            candidates(
+                &input.slice(s, 3.min(input.num_rows() - s)),
+                opts,
+                reduce,
+                &aborted,
+            )
+            .unwrap()
+        })
         .collect();
     let cands = if slices.is_empty() {
         candidates(input, opts, reduce, &aborted).unwrap()

@@ -207,7 +207,8 @@ impl LedgerMetadata {
                 .map_err(|_| bad(format!("text metadata `{name}` is not an integer")))
         };
         let small = |name: &str| -> Result<i32, BookKeeperError> {
-            i32::try_from(int(name)?).map_err(|_| bad(format!("text metadata `{name}` is out of range")))
+            i32::try_from(int(name)?)
+                .map_err(|_| bad(format!("text metadata `{name}` is out of range")))
         };
         let version = int("formatVersion")?;
         if version != 3 {
@@ -221,19 +222,18 @@ impl LedgerMetadata {
             "CLOSED" => 3,
             s => return Err(bad(format!("unknown state {s}"))),
         };
-        let digest = match fields.get("digestType").copied() {
-            Some("CRC32") => 1,
-            Some("MAC" | "HMAC") => 2,
-            Some("CRC32C") => 3,
-            Some("DUMMY") => 4,
-            Some(d) => return Err(bad(format!("unknown digest type {d}"))),
-            None => {
-                return Err(bad(
+        let digest =
+            match fields.get("digestType").copied() {
+                Some("CRC32") => 1,
+                Some("MAC" | "HMAC") => 2,
+                Some("CRC32C") => 3,
+                Some("DUMMY") => 4,
+                Some(d) => return Err(bad(format!("unknown digest type {d}"))),
+                None => return Err(bad(
                     "the metadata records no digest type (a pre-4.3 ledger); it cannot be verified"
                         .into(),
-                ))
-            }
-        };
+                )),
+            };
         let b64 = |v: &str, what: &str| {
             base64::engine::general_purpose::STANDARD
                 .decode(v)
@@ -271,13 +271,15 @@ impl LedgerMetadata {
         let mut custom_metadata = Vec::new();
         if fields.contains_key("customMetadata") {
             for kv in split_top(inner("customMetadata", '{', '}')?) {
-                let (k, v) = kv
-                    .rsplit_once("=base64:")
-                    .ok_or_else(|| bad(format!("custom metadata `{kv}` is not `key=base64:...`")))?;
-                custom_metadata.push(crate::proto::offload::ledger_metadata_format::CMetadataMapEntry {
-                    key: Some(k.trim().to_string()),
-                    value: Some(b64(v.trim(), &format!("custom metadata {k}"))?),
-                });
+                let (k, v) = kv.rsplit_once("=base64:").ok_or_else(|| {
+                    bad(format!("custom metadata `{kv}` is not `key=base64:...`"))
+                })?;
+                custom_metadata.push(
+                    crate::proto::offload::ledger_metadata_format::CMetadataMapEntry {
+                        key: Some(k.trim().to_string()),
+                        value: Some(b64(v.trim(), &format!("custom metadata {k}"))?),
+                    },
+                );
             }
         }
         let closed = state == 3;
@@ -285,7 +287,11 @@ impl LedgerMetadata {
             quorum_size: small("writeQuorumSize")?,
             ensemble_size: small("ensembleSize")?,
             length: if closed { int("length")? } else { 0 },
-            last_entry_id: if closed { Some(int("lastEntryId")?) } else { None },
+            last_entry_id: if closed {
+                Some(int("lastEntryId")?)
+            } else {
+                None
+            },
             state,
             segment,
             digest_type: Some(digest),

@@ -117,7 +117,10 @@ impl PartitionPass {
 
     /// Skips the messages of these transactions (`(most, least)` id bits), as
     /// [`crate::compaction::strategic::StrategicCompactor::with_aborted_transactions`].
-    pub fn with_aborted_transactions(mut self, aborted: std::collections::HashSet<(u64, u64)>) -> Self {
+    pub fn with_aborted_transactions(
+        mut self,
+        aborted: std::collections::HashSet<(u64, u64)>,
+    ) -> Self {
         self.reader = MessageReader::new(self.opts).with_aborted_transactions(aborted);
         self
     }

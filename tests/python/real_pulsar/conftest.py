@@ -8,7 +8,8 @@
   values, properties, event times) and ``py-chunked`` (chunked messages);
 * Pulsar's Java client (``Corpus produce``): ``java-mixed``, ``java-chunked``, ``java-txn``
   (committed and aborted transactions), ``java-partitioned`` (3 partitions), ``java-tombstoned``
-  (every key's last message a tombstone) and ``java-encrypted`` (end-to-end encrypted).
+  (every key's last message a tombstone) and ``java-encrypted`` (end-to-end encrypted with an RSA pair the
+  tool writes to the working directory; its Readers decrypt with it).
 
 Then, through the admin REST API: compaction of the keyed topics (waited for), an unload of every
 topic (its last ledger closes) and an offload of every closed ledger to the loopback S3 (waited
@@ -62,7 +63,7 @@ PARTITIONS = tuple(f"java-partitioned-partition-{i}" for i in range(3))
 PY_TOPICS = ("py-mixed", "py-chunked")
 #: Topics compacted by the broker (chunked topics are not: its compacted readers stall on them).
 COMPACTED = ("java-mixed", "java-txn", "py-mixed", "java-tombstoned", "java-encrypted", *PARTITIONS)
-#: Compacted topics without seek-by-time ground truth (transactions; nothing live; undecryptable values).
+#: Compacted topics without seek-by-time ground truth (transactions; nothing live; encrypted values).
 NO_SEEK = ("java-txn", "java-tombstoned", "java-encrypted")
 
 #: Seconds each phase took, per fixture, shown at the end of the run.

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.util.ArrayList;
@@ -39,6 +40,7 @@ import org.apache.pulsar.client.api.MessageIdAdv;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Reader;
+import org.apache.pulsar.client.api.ReaderBuilder;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.TopicMessageId;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
@@ -100,10 +102,11 @@ public final class Corpus {
                 PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(webUrl).build()) {
             switch (args[0]) {
                 case "produce":
-                    result = produce(client, admin);
+                    result = produce(client, admin, out.getAbsoluteFile().getParentFile());
                     break;
                 case "truth":
                     List<String> topics = new ArrayList<>(List.of(args).subList(4, args.length));
+                    keys = storedKeys(out.getAbsoluteFile().getParentFile());
                     result = truth(client, admin, topics);
                     break;
                 default:
@@ -123,7 +126,7 @@ public final class Corpus {
         CompressionType.NONE, CompressionType.LZ4, CompressionType.ZLIB, CompressionType.ZSTD, CompressionType.SNAPPY,
     };
 
-    static ObjectNode produce(PulsarClient client, PulsarAdmin admin) throws Exception {
+    static ObjectNode produce(PulsarClient client, PulsarAdmin admin, File dir) throws Exception {
         ObjectNode result = NODES.objectNode();
         result.set("java-mixed", produceMixed(client, NS + "java-mixed"));
         result.set("java-chunked", produceChunked(client, NS + "java-chunked"));
@@ -131,7 +134,7 @@ public final class Corpus {
         admin.topics().createPartitionedTopic(NS + "java-partitioned", 3);
         result.set("java-partitioned", producePartitioned(client, NS + "java-partitioned"));
         result.set("java-tombstoned", produceTombstoned(client, NS + "java-tombstoned"));
-        result.set("java-encrypted", produceEncrypted(client, NS + "java-encrypted"));
+        result.set("java-encrypted", produceEncrypted(client, NS + "java-encrypted", newKeys(dir)));
         return result;
     }
 
@@ -345,31 +348,56 @@ public final class Corpus {
         return ids;
     }
 
-    /** A public key of a fresh RSA pair, for end-to-end encryption (the private key is thrown away). */
-    static CryptoKeyReader publicKeyOnly() throws Exception {
+    /** The RSA pair of the encrypted topic, as PEM files in the working directory (truth decrypts with it). */
+    static final String PUBLIC_PEM = "corpus-rsa.pub.pem";
+    static final String PRIVATE_PEM = "corpus-rsa.pem";
+
+    /** The end-to-end encryption keys; null until produce made them or truth found them. */
+    static CryptoKeyReader keys;
+
+    static String pem(String type, byte[] der) {
+        return "-----BEGIN " + type + "-----\n"
+                + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der)
+                + "\n-----END " + type + "-----\n";
+    }
+
+    /** A fresh RSA pair, written to {@code dir}: the public key as X.509, the private one as PKCS#1 (what
+     * Pulsar's MessageCryptoBc reads). */
+    static CryptoKeyReader newKeys(File dir) throws Exception {
         KeyPairGenerator gen = KeyPairGenerator.getInstance("RSA");
         gen.initialize(2048);
         KeyPair pair = gen.generateKeyPair();
-        String pem = "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
-                        .encodeToString(pair.getPublic().getEncoded())
-                + "\n-----END PUBLIC KEY-----\n";
+        byte[] pkcs1 = org.bouncycastle.asn1.pkcs.PrivateKeyInfo.getInstance(pair.getPrivate().getEncoded())
+                .parsePrivateKey().toASN1Primitive().getEncoded();
+        Files.writeString(new File(dir, PUBLIC_PEM).toPath(), pem("PUBLIC KEY", pair.getPublic().getEncoded()));
+        Files.writeString(new File(dir, PRIVATE_PEM).toPath(), pem("RSA PRIVATE KEY", pkcs1));
+        return storedKeys(dir);
+    }
+
+    /** The keys {@link #newKeys} wrote to {@code dir}, or null. */
+    static CryptoKeyReader storedKeys(File dir) throws Exception {
+        File pub = new File(dir, PUBLIC_PEM);
+        File priv = new File(dir, PRIVATE_PEM);
+        if (!pub.exists() || !priv.exists()) {
+            return null;
+        }
+        byte[] pubBytes = Files.readAllBytes(pub.toPath());
+        byte[] privBytes = Files.readAllBytes(priv.toPath());
         return new CryptoKeyReader() {
             @Override
             public EncryptionKeyInfo getPublicKey(String keyName, Map<String, String> metadata) {
-                return new EncryptionKeyInfo(pem.getBytes(StandardCharsets.US_ASCII), null);
+                return new EncryptionKeyInfo(pubBytes, null);
             }
 
             @Override
             public EncryptionKeyInfo getPrivateKey(String keyName, Map<String, String> metadata) {
-                return null;
+                return new EncryptionKeyInfo(privBytes, null);
             }
         };
     }
 
     /** End-to-end encrypted keyed messages, batched and not. */
-    static ArrayNode produceEncrypted(PulsarClient client, String topic) throws Exception {
-        CryptoKeyReader keys = publicKeyOnly();
+    static ArrayNode produceEncrypted(PulsarClient client, String topic, CryptoKeyReader keys) throws Exception {
         List<CompletableFuture<MessageId>> sent = new ArrayList<>();
         List<Producer<byte[]>> producers = new ArrayList<>();
         for (boolean batching : new boolean[] {true, false}) {
@@ -384,15 +412,15 @@ public final class Corpus {
                     .batchingMaxPublishDelay(20, TimeUnit.MILLISECONDS)
                     .create());
         }
-        for (int i = 0; i < 12; i++) {
-            for (Producer<byte[]> p : producers) {
+        // Single messages first, then the batches: the topic (and its compacted ledger) ends in an encrypted
+        // batch, whose last message id the broker gives as its last index without decrypting it.
+        for (Producer<byte[]> p : List.of(producers.get(1), producers.get(0))) {
+            for (int i = 0; i < 12; i++) {
                 sent.add(p.newMessage().key("e" + (i % 4)).value(text(p.getProducerName() + "#" + i, 4)).sendAsync());
             }
-        }
-        ArrayNode ids = NODES.arrayNode();
-        for (Producer<byte[]> p : producers) {
             p.flush();
         }
+        ArrayNode ids = NODES.arrayNode();
         for (CompletableFuture<MessageId> f : sent) {
             ids.add(id(f.get(60, TimeUnit.SECONDS)));
         }
@@ -449,15 +477,18 @@ public final class Corpus {
     }
 
     static Reader<byte[]> reader(PulsarClient client, String topic, boolean compacted) throws Exception {
-        return client.newReader(Schema.BYTES)
+        ReaderBuilder<byte[]> b = client.newReader(Schema.BYTES)
                 .topic(topic)
                 .startMessageId(MessageId.earliest)
                 .readCompacted(compacted)
-                // Encrypted messages arrive undecrypted (no private key here), as they are stored.
-                .cryptoFailureAction(ConsumerCryptoFailureAction.CONSUME)
                 .maxPendingChunkedMessage(64)
-                .receiverQueueSize(200)
-                .create();
+                .receiverQueueSize(200);
+        if (keys != null) {
+            // Decrypted, so that a batch arrives as its messages: undecrypted it would be one message, and a
+            // compacted reader, told the batch's last index by the broker, would wait for the others.
+            b = b.cryptoKeyReader(keys).cryptoFailureAction(ConsumerCryptoFailureAction.FAIL);
+        }
+        return b.create();
     }
 
     static ArrayNode readAll(PulsarClient client, String topic, boolean compacted) throws Exception {

@@ -56,8 +56,8 @@ def write_sample(topic: Any, out: Path) -> tuple[Path, Path, int]:
 
 def cmd_generate(args: argparse.Namespace) -> None:
     out = Path(args.out)
-    if args.entries < 0:
-        raise CliError(f"--entries must be 0 or more, not {args.entries}")
+    if args.entries < 1:
+        raise CliError(f"--entries must be at least 1 (a sample topic has entries), not {args.entries}")
     topic = generate_topic(args.entries, seed=args.seed)
     with staged(out, directory=True, overwrite=args.overwrite) as tmp:
         objects = write_sample(topic, Path(tmp))[2]

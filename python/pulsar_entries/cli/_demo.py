@@ -23,6 +23,8 @@ from ._report import render_html, render_text
 def cmd_demo(args: argparse.Namespace) -> None:
     """The demo works in a staged directory, moved to ``--dir`` when every step passed."""
     out = Path(args.dir)
+    if args.entries < 1:
+        raise CliError(f"--entries must be at least 1 (a sample topic has entries), not {args.entries}")
     with staged(out, directory=True, overwrite=args.overwrite) as tmp:
         work = Path(tmp)
         work.mkdir()

@@ -325,11 +325,11 @@ def read_offloaded_ledger(
         table = _native.read_offload_object(
             _binary(data), index=None if index is None else _binary(index), ledger_id=ledger_id
         )
-        if table.num_rows == 0 and data.size == 0:
-            # An empty object holds no block to report on: one row says so.
+        if data.size == 0:
+            # An empty object holds no block to report on: a row says so, naming it.
             row = {"ledger_id": [-1 if ledger_id is None else ledger_id], "entry_id": [-1], "data": [None]}
             row["error"] = [f"{path}: the offload object is empty (0 bytes)"]
-            return pa.table(row, schema=table.schema)
+            return pa.concat_tables([pa.table(row, schema=table.schema), table])
         return table
     first = 0 if first_entry is None else first_entry
     last = _MAX_ENTRY_ID if last_entry is None else last_entry

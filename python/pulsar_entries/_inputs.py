@@ -172,7 +172,7 @@ def _conform(table: pa.Table, schema: pa.Schema | None = None, where: str = "") 
     return pa.Table.from_arrays(cols, schema=target)
 
 
-def read_file(uri: str, kind: str, index: str = "", schema: pa.Schema | None = None) -> Iterator[pa.RecordBatch]:
+def read_file(uri: str, kind: str, index: str = "", *, schema: pa.Schema | None = None) -> Iterator[pa.RecordBatch]:
     """The entries of one input as batches (see the module's docstring); with
     ``schema`` (:func:`inputs_schema` of every input read together) each batch
     has exactly those columns. An unreadable file raises an error naming it."""

@@ -11,6 +11,12 @@ from typing import Any, Protocol, TypeAlias, TypedDict, final
 import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]  # pyarrow ships no stubs
 from typing_extensions import disjoint_base
 
+# The TypedDicts are runtime classes of pulsar_entries._dicts (importable by processor authors).
+from ._dicts import DecodedMessageDict as DecodedMessageDict
+from ._dicts import KafkaRecordDict as KafkaRecordDict
+from ._dicts import MessageDict as MessageDict
+from ._dicts import OutputMessageDict as OutputMessageDict
+
 Millis: TypeAlias = int | datetime.datetime
 
 __all__ = [
@@ -112,12 +118,6 @@ class OffloadFormatError(DataError):
 
 class StorageError(PulsarEntriesError, OSError):
     """Reading or writing storage failed: a file, an object, a connection."""
-
-# The TypedDicts are runtime classes of pulsar_entries._dicts (importable by processor authors).
-from ._dicts import DecodedMessageDict as DecodedMessageDict
-from ._dicts import KafkaRecordDict as KafkaRecordDict
-from ._dicts import MessageDict as MessageDict
-from ._dicts import OutputMessageDict as OutputMessageDict
 
 @final
 class EntryContext:

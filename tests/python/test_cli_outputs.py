@@ -122,7 +122,9 @@ def test_decode_existing_out_needs_overwrite(topic_dir, tmp_path, engine):
     assert "exists: add --overwrite" in error_line(run)
     assert (out.read_bytes() if out.is_file() else snapshot(out)) == first
     assert cli("--engine", engine, "decode", str(topic_dir), str(out), "--keep-markers", "--overwrite").returncode == 0
-    want = pe.decode(pa.concat_tables([pq.read_table(f) for f in sorted(topic_dir.glob("*.parquet"))]), keep_markers=True)
+    want = pe.decode(
+        pa.concat_tables([pq.read_table(f) for f in sorted(topic_dir.glob("*.parquet"))]), keep_markers=True
+    )
     assert pq.read_table(out).num_rows == want.num_rows
 
 
@@ -268,7 +270,11 @@ def test_spark_decode_carries_partition_columns_and_reader_errors(partitioned, d
     import pulsar_entries.spark as ps
 
     rows = ps.decode(ps.read_entries(spark, str(partitioned))).orderBy("ledger_id", "entry_id").collect()
-    assert [(r["partition"], r["topic"]) for r in rows] == [(0, "t-partition-0"), (0, "t-partition-0"), (1, "t-partition-1")]
+    assert [(r["partition"], r["topic"]) for r in rows] == [
+        (0, "t-partition-0"),
+        (0, "t-partition-0"),
+        (1, "t-partition-1"),
+    ]
     errors = [r["error"] for r in ps.decode(ps.read_entries(spark, str(damaged_offload))).collect() if r["error"]]
     assert any(e.startswith("bad block header magic at data-object offset 0") for e in errors), errors
 
@@ -416,7 +422,9 @@ def test_inspect_escapes_non_printable_text(tmp_path):
 def test_zero_row_input_works_on_the_local_engine(tmp_path):
     d = tmp_path / "empty"
     d.mkdir()
-    empty = pa.table({"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()), "data": pa.array([], pa.binary())})
+    empty = pa.table(
+        {"ledger_id": pa.array([], pa.int64()), "entry_id": pa.array([], pa.int64()), "data": pa.array([], pa.binary())}
+    )
     pq.write_table(empty, d / "e.parquet")
     run = cli("--engine", "local", "decode", str(d), str(tmp_path / "m.parquet"))
     assert run.returncode == 0, run.stderr
@@ -472,7 +480,7 @@ def test_processor_typed_dicts_are_importable():
 
 def test_seek_and_table_view_refuse_unsorted_input():
     entries = generate_topic(50, seed=2).entries
-    shuffled = entries.take(pa.array([3, 1, 2, 0] + list(range(4, 50))))
+    shuffled = entries.take(pa.array([3, 1, 2, 0, *list(range(4, 50))]))
     with pytest.raises(pe.OrderError, match="not in topic order"):
         pe.compact(shuffled)
     with pytest.raises(pe.OrderError, match="not in topic order"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +84,17 @@ def cmd_decode(args: argparse.Namespace) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
-    st = engine(args).stats(args.input)
-    print(render_text(st))
-    if args.html:
-        with staged(args.html, inputs=[args.input], directory=False, overwrite=args.overwrite) as tmp:
+    report = (
+        staged(args.html, inputs=[args.input], directory=False, overwrite=args.overwrite)
+        if args.html
+        else nullcontext("")
+    )
+    with report as tmp:  # checked before any work
+        st = engine(args).stats(args.input)
+        print(render_text(st))
+        if args.html:
             Path(tmp).write_text(render_html(st, f"pulsar-entries: {args.input}"))
+    if args.html:
         print(f"report written to {args.html}")
 
 

@@ -10,10 +10,12 @@ engine they have.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -24,8 +26,8 @@ import pyarrow.parquet as pq
 
 from .. import _native
 from .._broker import find_position_by_time
-from .._compaction import Compactor, MessagePosition, last_message_position, to_ledger_records
 from .._carry import decode_carrying
+from .._compaction import Compactor, MessagePosition, last_message_position, to_ledger_records
 from .._inputs import inputs_schema, list_inputs, read_file
 from .._table_view import TableView
 from ._errors import CliError
@@ -288,6 +290,7 @@ class SparkEngine(Engine):
                     "the spark engine needs pyspark: pip install 'pulsar-entries[spark]', or use --engine local"
                 ) from e
             from pyspark.errors import PySparkRuntimeError
+
             if self.master.startswith("local"):
                 # Executors on this machine run this interpreter, which has pulsar_entries.
                 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -306,7 +309,11 @@ class SparkEngine(Engine):
                 builder = builder.config("spark.driver.extraJavaOptions", options)
                 builder = builder.config("spark.executor.extraJavaOptions", options)
             try:
-                spark = builder.getOrCreate()
+                if self.debug:
+                    spark = builder.getOrCreate()
+                else:
+                    with filtered_jvm_stderr():
+                        spark = builder.getOrCreate()
             except PySparkRuntimeError as e:
                 condition = getattr(e, "getCondition", e.getErrorClass)()
                 if condition == "JAVA_GATEWAY_EXITED":
@@ -415,6 +422,49 @@ def engine_for(name: str, *, progress: bool, master: str, debug: bool = False) -
     if name == "local":
         return LocalEngine(progress)
     return SparkEngine(progress, master, debug)
+
+
+#: What the JVM prints at startup whatever its log configuration says; dropped unless --debug.
+JVM_STARTUP_NOISE = re.compile(
+    rb"^(WARNING: Using incubator modules: .*|Setting default log level to .*|To adjust logging level use .*)\r?\n",
+    re.MULTILINE,
+)
+
+
+@contextmanager
+def filtered_jvm_stderr() -> Iterator[None]:
+    """Starts the Spark JVM (in the block) with its stderr through a filter
+    that drops :data:`JVM_STARTUP_NOISE` and passes everything else (progress
+    bars) on. The JVM inherits fd 2 when it starts; this process's own fd 2 is
+    restored when the block ends."""
+    import threading
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no usable fd 2: nothing to filter
+        yield
+        return
+    read_end, write_end = os.pipe()
+
+    def forward() -> None:
+        with os.fdopen(read_end, "rb", buffering=0) as source:
+            while True:
+                chunk = source.read(65536)
+                if not chunk:
+                    return
+                kept = JVM_STARTUP_NOISE.sub(b"", chunk)
+                if kept:
+                    os.write(saved, kept)
+
+    threading.Thread(target=forward, name="pulsar-entries-jvm-stderr", daemon=True).start()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
 
 
 QUIET_LOG4J2 = """\

@@ -145,9 +145,7 @@ def _commit(fs: pafs.FileSystem, tmp: str, path: str, directory: bool) -> None:
 
 
 @contextmanager
-def staged(
-    out: str | Path, *, inputs: Sequence[str | Path] = (), directory: bool, overwrite: bool
-) -> Iterator[str]:
+def staged(out: str | Path, *, inputs: Sequence[str | Path] = (), directory: bool, overwrite: bool) -> Iterator[str]:
     """Checks ``out`` (see the module's rules) and yields the temporary sibling
     to write instead; moves it into place when the block finishes, removes it
     when the block raises (an interrupt included).

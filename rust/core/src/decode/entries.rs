@@ -45,7 +45,10 @@ pub struct EntryRows<'a> {
 
 /// The one column named `name`: two columns of that name are an error (which
 /// one is meant cannot be told).
-pub(crate) fn unique_column<'a>(input: &'a RecordBatch, name: &str) -> Result<Option<&'a ArrayRef>> {
+pub(crate) fn unique_column<'a>(
+    input: &'a RecordBatch,
+    name: &str,
+) -> Result<Option<&'a ArrayRef>> {
     let schema = input.schema();
     let mut found = schema
         .fields()

@@ -10,7 +10,6 @@ engine they have.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from abc import ABC, abstractmethod
@@ -425,18 +424,28 @@ def engine_for(name: str, *, progress: bool, master: str, debug: bool = False) -
 
 
 #: What the JVM prints at startup whatever its log configuration says; dropped unless --debug.
-JVM_STARTUP_NOISE = re.compile(
-    rb"^(WARNING: Using incubator modules: .*|Setting default log level to .*|To adjust logging level use .*)\r?\n",
-    re.MULTILINE,
+JVM_STARTUP_NOISE = (
+    b"WARNING: Using incubator modules: ",
+    b"Setting default log level to ",
+    b"To adjust logging level use ",
 )
+
+
+def _is_noise(line: bytes) -> bool:
+    return line.lstrip(b"\r").startswith(JVM_STARTUP_NOISE)
+
+
+def _may_become_noise(partial: bytes) -> bool:
+    text = partial.lstrip(b"\r")
+    return any(n.startswith(text) or text.startswith(n) for n in JVM_STARTUP_NOISE)
 
 
 @contextmanager
 def filtered_jvm_stderr() -> Iterator[None]:
     """Starts the Spark JVM (in the block) with its stderr through a filter
-    that drops :data:`JVM_STARTUP_NOISE` and passes everything else (progress
-    bars) on. The JVM inherits fd 2 when it starts; this process's own fd 2 is
-    restored when the block ends."""
+    that drops the lines of :data:`JVM_STARTUP_NOISE` and passes everything
+    else (progress bars) on as it comes. The JVM inherits fd 2 when it starts;
+    this process's own fd 2 is restored when the block ends."""
     import threading
 
     try:
@@ -448,12 +457,18 @@ def filtered_jvm_stderr() -> Iterator[None]:
     read_end, write_end = os.pipe()
 
     def forward() -> None:
+        pending = b""
         with os.fdopen(read_end, "rb", buffering=0) as source:
             while True:
                 chunk = source.read(65536)
                 if not chunk:
+                    if pending and not _is_noise(pending):
+                        os.write(saved, pending)
                     return
-                kept = JVM_STARTUP_NOISE.sub(b"", chunk)
+                *lines, pending = (pending + chunk).split(b"\n")
+                kept = b"".join(line + b"\n" for line in lines if not _is_noise(line))
+                if pending and not _may_become_noise(pending):  # a progress bar: pass it on now
+                    kept, pending = kept + pending, b""
                 if kept:
                     os.write(saved, kept)
 

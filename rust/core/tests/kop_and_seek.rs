@@ -272,7 +272,10 @@ fn null_ids_duplicate_columns_and_out_of_range_ids() {
     ])
     .unwrap();
     let err = decode_record_batch(&twice, DecodeOptions::default()).unwrap_err();
-    assert!(err.to_string().contains("more than one `data` column"), "{err}");
+    assert!(
+        err.to_string().contains("more than one `data` column"),
+        "{err}"
+    );
     let huge = Arc::new(arrow_array::UInt64Array::from(vec![7, u64::MAX])) as ArrayRef;
     let out_of_range = RecordBatch::try_from_iter(vec![
         ("ledger_id", huge),

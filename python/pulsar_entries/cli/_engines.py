@@ -442,10 +442,12 @@ def _may_become_noise(partial: bytes) -> bool:
 
 @contextmanager
 def filtered_jvm_stderr() -> Iterator[None]:
-    """Starts the Spark JVM (in the block) with its stderr through a filter
-    that drops the lines of :data:`JVM_STARTUP_NOISE` and passes everything
-    else (progress bars) on as it comes. The JVM inherits fd 2 when it starts;
-    this process's own fd 2 is restored when the block ends."""
+    """Starts the Spark JVM (in the block) with its stderr through a filter.
+    What it prints while starting is held back: passed on (less the lines of
+    :data:`JVM_STARTUP_NOISE`) once it has started, dropped when starting
+    failed (the error line says why). After that its output (progress bars)
+    passes as it comes, less those lines. The JVM inherits fd 2 when it
+    starts; this process's own fd 2 is restored when the block ends."""
     import threading
 
     try:
@@ -455,6 +457,15 @@ def filtered_jvm_stderr() -> Iterator[None]:
         yield
         return
     read_end, write_end = os.pipe()
+    lock = threading.Lock()
+    state = {"live": False, "held": b""}
+
+    def emit(data: bytes) -> None:
+        with lock:
+            if state["live"]:
+                os.write(saved, data)
+            else:
+                state["held"] += data
 
     def forward() -> None:
         pending = b""
@@ -463,23 +474,30 @@ def filtered_jvm_stderr() -> Iterator[None]:
                 chunk = source.read(65536)
                 if not chunk:
                     if pending and not _is_noise(pending):
-                        os.write(saved, pending)
+                        emit(pending)
                     return
                 *lines, pending = (pending + chunk).split(b"\n")
                 kept = b"".join(line + b"\n" for line in lines if not _is_noise(line))
                 if pending and not _may_become_noise(pending):  # a progress bar: pass it on now
                     kept, pending = kept + pending, b""
                 if kept:
-                    os.write(saved, kept)
+                    emit(kept)
 
     threading.Thread(target=forward, name="pulsar-entries-jvm-stderr", daemon=True).start()
     os.dup2(write_end, 2)
     os.close(write_end)
+    started = False
     try:
         yield
+        started = True
     finally:
         sys.stderr.flush()
         os.dup2(saved, 2)
+        with lock:
+            held = state["held"] if started else b""
+            state["live"], state["held"] = True, b""
+            if held:
+                os.write(saved, held)
 
 
 QUIET_LOG4J2 = """\

@@ -458,14 +458,15 @@ def filtered_jvm_stderr() -> Iterator[None]:
         return
     read_end, write_end = os.pipe()
     lock = threading.Lock()
-    state = {"live": False, "held": b""}
+    live = [False]
+    held: list[bytes] = []
 
     def emit(data: bytes) -> None:
         with lock:
-            if state["live"]:
+            if live[0]:
                 os.write(saved, data)
             else:
-                state["held"] += data
+                held.append(data)
 
     def forward() -> None:
         pending = b""
@@ -494,10 +495,11 @@ def filtered_jvm_stderr() -> Iterator[None]:
         sys.stderr.flush()
         os.dup2(saved, 2)
         with lock:
-            held = state["held"] if started else b""
-            state["live"], state["held"] = True, b""
-            if held:
-                os.write(saved, held)
+            startup = b"".join(held) if started else b""
+            held.clear()
+            live[0] = True
+            if startup:
+                os.write(saved, startup)
 
 
 QUIET_LOG4J2 = """\

@@ -7,7 +7,9 @@ Inputs live on any filesystem pyarrow knows (local, HDFS, S3, GCS, ...):
   ``-index``, and the streaming variant), found by their names.
 Each yields Arrow record batches of ``ledger_id``, ``entry_id``, ``data`` and
 ``error``: null unless the source was unreadable there (a damaged offload
-block, an entry the index promises but the object lacks).
+block, an entry the index promises but the object lacks, an empty object),
+then ``partition`` and every other column of the input, unchanged. A file
+that cannot be read at all raises an error that names it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from . import offload
+from . import _native, offload
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -68,35 +70,137 @@ def list_inputs(path: str) -> list[tuple[str, ...]]:
     return found
 
 
-def _conform(table: pa.Table) -> pa.Table:
-    """Selects and casts the entry columns; adds a null ``error`` column if absent."""
-    missing = [c for c in ("ledger_id", "entry_id", "data") if c not in table.column_names]
+#: The columns every entry batch starts with; ``partition`` and any other input columns follow.
+BASE_COLUMNS = tuple(ARROW_SCHEMA.names)
+
+
+def _duplicates(names: list[str]) -> list[str]:
+    return sorted({n for n in names if names.count(n) > 1})
+
+
+def entry_schema(schema: pa.Schema, where: str = "") -> pa.Schema:
+    """The schema an input with ``schema`` is read as: ``ledger_id``,
+    ``entry_id``, ``data`` and ``error`` in our types, then ``partition``
+    (int32) when the input has it, then every other input column unchanged."""
+    at = f"{where}: " if where else ""
+    names = list(schema.names)
+    twice = _duplicates(names)
+    if twice:
+        raise _native.InputSchemaError(f"{at}more than one column named {', '.join(repr(n) for n in twice)}")
+    missing = [c for c in ("ledger_id", "entry_id", "data") if c not in names]
     if missing:
-        raise ValueError(f"entry file lacks columns {', '.join(missing)}")
-    cols = [
-        table.column("ledger_id").cast(pa.int64()),
-        table.column("entry_id").cast(pa.int64()),
-        table.column("data").cast(pa.binary()),
-        table.column("error").cast(pa.string())
-        if "error" in table.column_names
-        else pa.nulls(table.num_rows, pa.string()),
-    ]
-    return pa.Table.from_arrays(cols, schema=ARROW_SCHEMA)
+        raise _native.InputSchemaError(f"{at}entry file lacks columns {', '.join(missing)}")
+    fields = list(ARROW_SCHEMA)
+    if "partition" in names:
+        fields.append(pa.field("partition", pa.int32()))
+    fields += [schema.field(n) for n in names if n not in BASE_COLUMNS and n != "partition"]
+    return pa.schema(fields)
 
 
-def read_file(uri: str, kind: str, index: str = "") -> Iterator[pa.RecordBatch]:
+def merge_schemas(schemas: list[tuple[str, pa.Schema]]) -> pa.Schema:
+    """One schema for inputs read together: every column of any of them (a
+    column an input lacks reads as null there); a column whose type differs
+    between two inputs is an error naming both."""
+    merged = ARROW_SCHEMA
+    seen: dict[str, str] = {}
+    for where, schema in schemas:
+        for field in schema:
+            if field.name in merged.names:
+                have = merged.field(field.name)
+                if not have.type.equals(field.type):
+                    raise _native.InputSchemaError(
+                        f"column {field.name!r} is {have.type} in {seen.get(field.name, 'another input')} "
+                        f"but {field.type} in {where}"
+                    )
+            else:
+                merged = merged.append(field.with_nullable(True))
+            seen.setdefault(field.name, where)
+    return merged
+
+
+def file_schema(uri: str, kind: str, index: str = "") -> pa.Schema:
+    """The schema :func:`read_file` gives for one input (read from the file's footer or header)."""
     if kind == "offload":
-        yield from _conform(offload.read_offloaded_ledger(uri, index or None)).to_batches(max_chunksize=4096)
+        return ARROW_SCHEMA
+    fs, path = _open(uri)
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(path, filesystem=fs)
+        else:
+            with fs.open_input_file(path) as f:
+                schema = pa.ipc.open_file(f).schema
+    except (pa.ArrowException, OSError) as e:
+        raise _unreadable(uri, kind, e) from e
+    return entry_schema(schema, uri)
+
+
+def inputs_schema(files: list[tuple[str, ...]]) -> pa.Schema:
+    """The schema of every input of ``files`` read together (see :func:`merge_schemas`)."""
+    return merge_schemas([(item[0], file_schema(*item)) for item in files])
+
+
+def _open(uri: str) -> tuple[pafs.FileSystem, str]:
+    return pafs.FileSystem.from_uri(uri) if "://" in uri else (pafs.LocalFileSystem(), uri)
+
+
+def _unreadable(uri: str, kind: str, e: BaseException) -> Exception:
+    what = {"parquet": "a Parquet file", "arrow": "an Arrow IPC file"}.get(kind, "an input")
+    message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if isinstance(e, OSError) and not isinstance(e, pa.ArrowException):
+        return _native.StorageError(f"{uri}: cannot read {what}: {message}")
+    return _native.DataError(f"{uri}: cannot read {what}: {message}")
+
+
+def _conform(table: pa.Table, schema: pa.Schema | None = None, where: str = "") -> pa.Table:
+    """The entry columns in our types, ``partition`` and the other input
+    columns after them (``schema``'s columns when given, nulls where the table
+    lacks one); a null ``error`` column if absent."""
+    own = entry_schema(table.schema, where)
+    target = own if schema is None else schema
+    at = f"{where}: " if where else ""
+    cols = []
+    for field in target:
+        if field.name in table.column_names:
+            try:
+                cols.append(table.column(field.name).cast(field.type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise _native.InputSchemaError(f"{at}column {field.name!r}: {e}") from None
+        else:
+            cols.append(pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(cols, schema=target)
+
+
+def read_file(uri: str, kind: str, index: str = "", *, schema: pa.Schema | None = None) -> Iterator[pa.RecordBatch]:
+    """The entries of one input as batches (see the module's docstring); with
+    ``schema`` (:func:`inputs_schema` of every input read together) each batch
+    has exactly those columns. An unreadable file raises an error naming it."""
+    if kind == "offload":
+        yield from _conform(offload.read_offloaded_ledger(uri, index or None), schema, uri).to_batches(
+            max_chunksize=4096
+        )
         return
-    fs, path = pafs.FileSystem.from_uri(uri) if "://" in uri else (pafs.LocalFileSystem(), uri)
+    fs, path = _open(uri)
     if kind == "parquet":
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(path, filesystem=fs)
-        for batch in pf.iter_batches(batch_size=4096):
-            yield from _conform(pa.Table.from_batches([batch])).to_batches()
+        try:
+            pf = pq.ParquetFile(path, filesystem=fs)
+            batches = pf.iter_batches(batch_size=4096)
+            for batch in batches:
+                yield from _conform(pa.Table.from_batches([batch]), schema, uri).to_batches()
+        except (pa.ArrowException, OSError) as e:
+            if isinstance(e, _native.PulsarEntriesError):
+                raise
+            raise _unreadable(uri, kind, e) from e
     else:
-        with fs.open_input_file(path) as f:
-            reader = pa.ipc.open_file(f)
-            for i in range(reader.num_record_batches):
-                yield from _conform(pa.Table.from_batches([reader.get_batch(i)])).to_batches()
+        try:
+            with fs.open_input_file(path) as f:
+                reader = pa.ipc.open_file(f)
+                for i in range(reader.num_record_batches):
+                    yield from _conform(pa.Table.from_batches([reader.get_batch(i)]), schema, uri).to_batches()
+        except (pa.ArrowException, OSError) as e:
+            if isinstance(e, _native.PulsarEntriesError):
+                raise
+            raise _unreadable(uri, kind, e) from e

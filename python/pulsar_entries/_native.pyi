@@ -11,6 +11,12 @@ from typing import Any, Protocol, TypeAlias, TypedDict, final
 import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]  # pyarrow ships no stubs
 from typing_extensions import disjoint_base
 
+# The TypedDicts are runtime classes of pulsar_entries._dicts (importable by processor authors).
+from ._dicts import DecodedMessageDict as DecodedMessageDict
+from ._dicts import KafkaRecordDict as KafkaRecordDict
+from ._dicts import MessageDict as MessageDict
+from ._dicts import OutputMessageDict as OutputMessageDict
+
 Millis: TypeAlias = int | datetime.datetime
 
 __all__ = [
@@ -113,50 +119,6 @@ class OffloadFormatError(DataError):
 
 class StorageError(PulsarEntriesError, OSError):
     """Reading or writing storage failed: a file, an object, a connection."""
-
-class MessageDict(TypedDict, total=False):
-    value: bytes | None
-    key: str | bytes | None
-    properties: Mapping[str, str] | None
-    event_time: int | None
-    sequence_id: int | None
-    ordering_key: bytes | None
-
-class DecodedMessageDict(TypedDict):
-    """A message as the ``EntryContext`` helpers return it."""
-
-    batch_index: int | None
-    value: bytes | None
-    key: str | None
-    key_b64_encoded: bool
-    ordering_key: bytes | None
-    properties: dict[str, str | None]
-    event_time: int | None
-    sequence_id: int | None
-    compacted_out: bool
-
-class OutputMessageDict(TypedDict, total=False):
-    """A message a user processor returns; every key is optional."""
-
-    value: bytes | str | None
-    key: str | bytes | None
-    key_b64_encoded: bool
-    ordering_key: bytes | None
-    properties: Mapping[str, str | None] | None
-    headers: Sequence[tuple[str, bytes | None]] | None
-    event_time: Millis | None
-    timestamp_type: str | None
-    sequence_id: int | None
-    batch_index: int | None
-    offset: int | None
-    compacted_out: bool
-
-class KafkaRecordDict(TypedDict, total=False):
-    key: bytes | str | None
-    value: bytes | str | None
-    headers: Sequence[tuple[str, bytes | None]] | Mapping[str, bytes | None] | None
-    timestamp: Millis | None
-    offset_delta: int | None
 
 @final
 class EntryContext:

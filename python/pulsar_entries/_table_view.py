@@ -52,6 +52,8 @@ class TableView:
         self._decoded: dict[str, Any] = {}
         self._listeners: list[Listener] = []
         self._errors: list[tuple[int | None, int | None, str]] = []
+        #: The last (ledger_id, entry_id) applied, per partition: updates come in topic order.
+        self._last: dict[int, tuple[int, int]] = {}
 
     @classmethod
     def from_entries(cls, entries: Any, strategy: Any = None, **kwargs: Any) -> TableView:
@@ -128,9 +130,44 @@ class TableView:
             else:
                 self._items.pop(key, None)
 
+    def _check_order(self, table: pa.Table, strict: bool) -> None:
+        """Raises :class:`~pulsar_entries.OrderError` unless the rows continue
+        the topic order per partition (strictly for raw entries; a decoded
+        entry has a row per message), as compaction does: on unsorted rows the
+        view would silently keep a stale value."""
+        import numpy as np
+
+        if table.num_rows == 0 or not {"ledger_id", "entry_id"} <= set(table.column_names):
+            return
+        valid = pc.and_(pc.is_valid(table["ledger_id"]), pc.is_valid(table["entry_id"]))
+        ids = table.filter(valid)
+        ledgers = ids["ledger_id"].cast(pa.int64()).to_numpy()
+        entries = ids["entry_id"].cast(pa.int64()).to_numpy()
+        if "partition" in ids.column_names:
+            partitions = pc.fill_null(ids["partition"].cast(pa.int64()), -1).to_numpy()
+        else:
+            partitions = np.full(len(ledgers), -1, dtype=np.int64)
+        for partition in np.unique(partitions).tolist():
+            at = partitions == partition
+            lg, en = ledgers[at], entries[at]
+            if partition in self._last:
+                lg = np.concatenate([[self._last[partition][0]], lg])
+                en = np.concatenate([[self._last[partition][1]], en])
+            later = en[1:] > en[:-1] if strict else en[1:] >= en[:-1]
+            ok = (lg[1:] > lg[:-1]) | ((lg[1:] == lg[:-1]) & later)
+            if not ok.all():
+                i = int(np.argmin(ok))
+                raise _native.OrderError(
+                    f"entries are not in topic order: {lg[i + 1]}:{en[i + 1]} comes after {lg[i]}:{en[i]}"
+                    f"{'' if partition < 0 else f' (partition {partition})'}; sort by ledger_id, entry_id"
+                    f"{' and drop duplicates' if strict else ''} first"
+                )
+            self._last[partition] = (int(lg[-1]), int(en[-1]))
+
     def _rows(self, entries: Any) -> pa.Table:
         table = _table(entries)
         names = set(table.column_names)
+        self._check_order(table, strict="data" in names)
         if "data" in names:
             rows = _native.keyed_messages(table)
         elif names >= _DECODED_COLUMNS:

@@ -10,13 +10,11 @@ them with the built-in ``KAFKA`` processor.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
+from ._dicts import KafkaRecordDict
 from ._native import encode_kafka_batch, encode_kafka_control_batch, encode_kop_entry
 from ._times import as_utc
-
-if TYPE_CHECKING:
-    from ._native import KafkaRecordDict
 
 #: Kafka codecs a record batch may use.
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -78,4 +76,4 @@ def _utc_timestamp(record: KafkaRecordDict) -> KafkaRecordDict:
     return cast("KafkaRecordDict", utc)
 
 
-__all__ = ["CODECS", "control_batch", "kop_entry", "record_batch"]
+__all__ = ["CODECS", "KafkaRecordDict", "control_batch", "kop_entry", "record_batch"]

@@ -321,9 +321,16 @@ def read_offloaded_ledger(
     streaming = name is not None and name["ledger_id"] is None
     selective = first_entry is not None or last_entry is not None or (streaming and ledger_id is not None)
     if not selective:
-        return _native.read_offload_object(
-            _binary(_read_all(fs, path)), index=None if index is None else _binary(index), ledger_id=ledger_id
+        data = _read_all(fs, path)
+        table = _native.read_offload_object(
+            _binary(data), index=None if index is None else _binary(index), ledger_id=ledger_id
         )
+        if data.size == 0:
+            # An empty object holds no block to report on: a row says so, naming it.
+            row = {"ledger_id": [-1 if ledger_id is None else ledger_id], "entry_id": [-1], "data": [None]}
+            row["error"] = [f"{path}: the offload object is empty (0 bytes)"]
+            return pa.concat_tables([pa.table(row, schema=table.schema), table])
+        return table
     first = 0 if first_entry is None else first_entry
     last = _MAX_ENTRY_ID if last_entry is None else last_entry
     if index is None:

@@ -22,12 +22,10 @@ Processors are picklable when their class is (built-ins always are), so a Spark
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from ._dicts import DecodedMessageDict, MessageDict, OutputMessageDict
 from ._native import BuiltinProcessor, EntryContext
-
-if TYPE_CHECKING:
-    from ._native import OutputMessageDict
 
 #: KoP's Kafka entries (``entry.format=kafka``): every Kafka RecordBatch v2 of the entry.
 KAFKA = BuiltinProcessor("kafka")
@@ -72,4 +70,15 @@ def _check(processor: Any) -> None:
         raise TypeError(f"{processor!r} is not a payload processor: it has no process(payload, context) method")
 
 
-__all__ = ["DEFAULT", "KAFKA", "PULSAR", "BuiltinProcessor", "EntryContext", "PayloadProcessor", "Processor"]
+__all__ = [
+    "DEFAULT",
+    "KAFKA",
+    "PULSAR",
+    "BuiltinProcessor",
+    "DecodedMessageDict",
+    "EntryContext",
+    "MessageDict",
+    "OutputMessageDict",
+    "PayloadProcessor",
+    "Processor",
+]

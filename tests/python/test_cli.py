@@ -116,10 +116,12 @@ def test_compact_and_last_id(tmp_path, capsys, engine):
     assert capsys.readouterr().out.startswith(f"{expected.ledger_id}:{expected.entry_id}:{expected.batch_index} ")
     if engine == "local":
         args = ["compact", str(tmp_path / "topic"), str(out), "--order", "event_time", "--retain-null-key"]
+        args.append("--overwrite")  # a rerun into the same OUT replaces it only when asked
         assert main(["--engine", engine, *args]) == 0
         got = pq.read_table(out / "compacted").select(want.column_names)
         assert got.equals(pe.compact(topic.entries, order="event_time", retain_null_key=True))
-    assert main(["--engine", engine, "compact", str(tmp_path / "topic"), str(out), "--strategy", "first-wins"]) == 0
+    args = ["compact", str(tmp_path / "topic"), str(out), "--strategy", "first-wins", "--overwrite"]
+    assert main(["--engine", engine, *args]) == 0
     got = pq.read_table(out / "compacted").select(want.column_names)
     assert got.equals(pe.compact(topic.entries, strategy=pe.strategies.FirstWins()))
     assert main(["compact", str(tmp_path / "topic"), str(out), "--strategy", "nope"]) == 1

@@ -14,7 +14,7 @@ import sys
 from .._native import __version__
 from ._commands import cmd_compact, cmd_decode, cmd_generate, cmd_inspect, cmd_last_id, cmd_seek
 from ._demo import cmd_demo
-from ._errors import CliError
+from ._errors import CliError, one_line
 from ._topic import add_cluster_options
 
 __all__ = ["CliError", "build_parser", "main"]
@@ -28,6 +28,37 @@ IN_HELP = (
 )
 
 
+def add_global_options(p: argparse.ArgumentParser, *, top: bool) -> None:
+    """The options every command takes, accepted before the command and after it.
+    After it their defaults are suppressed, so they never reset a value given before."""
+
+    def default(value: object) -> object:
+        return value if top else argparse.SUPPRESS
+
+    p.add_argument("--debug", action="store_true", default=default(False), help="show tracebacks and Spark's logs")
+    p.add_argument("--quiet", action="store_true", default=default(False), help="no progress bars")
+    p.add_argument(
+        "--engine",
+        choices=("spark", "local"),
+        default=default("spark"),
+        help="spark (default): run on Spark; local: in-process on Arrow tables, for small inputs",
+    )
+    p.add_argument(
+        "--master",
+        default=default("local[*]"),
+        help="Spark master URL (default local[*]: embedded Spark); e.g. yarn, spark://host:7077, k8s://...",
+    )
+
+
+def add_overwrite(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace {what} if it exists (only an output pulsar-entries wrote; the new one is moved into "
+        "place when complete)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pulsar-entries",
@@ -35,19 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Runs on embedded local Spark by default.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument(
-        "--engine",
-        choices=("spark", "local"),
-        default="spark",
-        help="spark (default): run on Spark; local: in-process on Arrow tables, for small inputs",
-    )
-    p.add_argument(
-        "--master",
-        default="local[*]",
-        help="Spark master URL (default local[*]: embedded Spark); e.g. yarn, spark://host:7077, k8s://...",
-    )
+    add_global_options(p, top=True)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     g = sub.add_parser(
@@ -57,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("out", metavar="OUT", help="output directory")
     g.add_argument("--entries", type=int, default=1000, help="number of entries (default 1000)")
     g.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    add_overwrite(g, "OUT")
     g.set_defaults(func=cmd_generate)
 
     d = sub.add_parser("decode", help="decode entries into messages, written as Parquet")
@@ -65,12 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     d.add_argument("--keep-markers", action="store_true", help="keep marker entries as rows")
     add_cluster_options(d)
+    add_overwrite(d, "OUT")
     d.set_defaults(func=cmd_decode)
 
     i = sub.add_parser("inspect", help="summarize a topic: counts, codecs, sizes, time range, errors")
     i.add_argument("input", metavar="IN", help=IN_HELP)
     i.add_argument("--html", metavar="FILE", help="also write an HTML report with charts to FILE")
     add_cluster_options(i)
+    add_overwrite(i, "the --html FILE")
     i.set_defaults(func=cmd_inspect)
 
     c = sub.add_parser(
@@ -89,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--retain-null-key", action="store_true", help="keep messages without a key")
     c.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     add_cluster_options(c, read_compacted=False)
+    add_overwrite(c, "OUT")
     c.set_defaults(func=cmd_compact)
 
     sk = sub.add_parser("seek", help="the position a consumer seeking to a broker time lands on (PIP-70)")
@@ -118,7 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--dir", default="sample-topic", help="working directory (default ./sample-topic)")
     m.add_argument("--entries", type=int, default=2000, help="entries in the sample topic (default 2000)")
     m.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    add_overwrite(m, "the working directory")
     m.set_defaults(func=cmd_demo)
+    for command in sub.choices.values():
+        add_global_options(command, top=False)
     return p
 
 
@@ -129,11 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except Exception as e:  # one line for the user; --debug for the traceback
+    except Exception as e:  # one line for the user, with the root cause; --debug for the traceback
         if args.debug:
             raise
-        message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        print(f"pulsar-entries: error: {message}", file=sys.stderr)
+        print(f"pulsar-entries: error: {one_line(e)}", file=sys.stderr)
         return 1
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,14 @@ from .._times import parse_time
 from ..offload import write_offloaded_ledgers
 from ._engines import Engine, engine_for
 from ._errors import CliError
+from ._output import staged
 from ._report import render_html, render_text
-from ._topic import ClusterTopic, source
+from ._topic import ClusterTopic, inputs, source
 
 
 def engine(args: argparse.Namespace) -> Engine:
     """The engine of this run; Spark starts only when a step needs it."""
-    return engine_for(args.engine, progress=progress(args), master=args.master)
+    return engine_for(args.engine, progress=progress(args), master=args.master, debug=args.debug)
 
 
 def progress(args: argparse.Namespace) -> bool:
@@ -41,13 +43,11 @@ def describe(position: MessagePosition) -> str:
 
 def write_sample(topic: Any, out: Path) -> tuple[Path, Path, int]:
     """The sample topic twice: Parquet entry tables (one file per ledger, one
-    Spark partition each) and tiered-storage offload objects (one per ledger)."""
+    Spark partition each) and tiered-storage offload objects (one per ledger).
+    ``out`` is a new directory (the staged output: see :mod:`._output`)."""
     entries_dir, offload_dir = out / "entries", out / "offload"
     for d in (entries_dir, offload_dir):
-        d.mkdir(parents=True, exist_ok=True)
-        for old in d.iterdir():  # a rerun replaces the sample, it does not add to it
-            if old.is_file():
-                old.unlink()
+        d.mkdir(parents=True)
     ledgers = pc.unique(topic.entries["ledger_id"]).to_pylist()
     for ledger in ledgers:
         part = topic.entries.filter(pc.equal(topic.entries["ledger_id"], ledger))
@@ -58,8 +58,12 @@ def write_sample(topic: Any, out: Path) -> tuple[Path, Path, int]:
 
 def cmd_generate(args: argparse.Namespace) -> None:
     out = Path(args.out)
+    if args.entries < 1:
+        raise CliError(f"--entries must be at least 1 (a sample topic has entries), not {args.entries}")
     topic = generate_topic(args.entries, seed=args.seed)
-    entries_dir, offload_dir, objects = write_sample(topic, out)
+    with staged(out, directory=True, overwrite=args.overwrite) as tmp:
+        objects = write_sample(topic, Path(tmp))[2]
+    entries_dir, offload_dir = out / "entries", out / "offload"
     print(
         f"wrote {topic.entries.num_rows:,} entries ({topic.messages:,} messages, {topic.chunked_messages} chunked, "
         f"{topic.kafka_entries} KoP entries, {topic.marker_entries} markers, {topic.corrupt_entries} corrupt)\n"
@@ -71,18 +75,27 @@ def cmd_generate(args: argparse.Namespace) -> None:
 
 def cmd_decode(args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    rows, errors = engine(args).decode(
-        source(args), args.out, verify_checksum=not args.no_verify, keep_markers=args.keep_markers
-    )
+    runner = engine(args)
+    with staged(args.out, inputs=inputs(args), directory=runner.directory_outputs, overwrite=args.overwrite) as tmp:
+        rows, errors = runner.decode(
+            source(args), tmp, verify_checksum=not args.no_verify, keep_markers=args.keep_markers
+        )
     took = time.perf_counter() - started
     print(f"decoded into {rows:,} rows ({errors:,} error rows) in {took:.1f}s -> {args.out}")
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
-    st = engine(args).stats(source(args))
-    print(render_text(st))
+    report = (
+        staged(args.html, inputs=inputs(args), directory=False, overwrite=args.overwrite)
+        if args.html
+        else nullcontext("")
+    )
+    with report as tmp:  # checked before any work
+        st = engine(args).stats(source(args))
+        print(render_text(st))
+        if args.html:
+            Path(tmp).write_text(render_html(st, f"pulsar-entries: {args.input}"))
     if args.html:
-        Path(args.html).write_text(render_html(st, f"pulsar-entries: {args.input}"))
         print(f"report written to {args.html}")
 
 
@@ -113,14 +126,15 @@ def cmd_compact(args: argparse.Namespace) -> None:
     strategy = parse_strategy(args.strategy)
     runner = engine(args)
     names = {"compacted": "compacted", "records": "ledger-records", "view": "view"}
-    done = runner.compact(
-        source(args),
-        {key: runner.dataset(out, name) for key, name in names.items()},
-        order=args.order,
-        strategy=strategy,
-        retain_null_key=args.retain_null_key,
-        verify_checksum=not args.no_verify,
-    )
+    with staged(out, inputs=inputs(args), directory=True, overwrite=args.overwrite) as tmp:
+        done = runner.compact(
+            source(args),
+            {key: runner.dataset(Path(tmp), name) for key, name in names.items()},
+            order=args.order,
+            strategy=strategy,
+            retain_null_key=args.retain_null_key,
+            verify_checksum=not args.no_verify,
+        )
     print(
         f"compacted {done.summary}; {done.keys:,} keys in the view\n"
         f"  compacted entries: {out / 'compacted'}\n  compacted-ledger records: {out / 'ledger-records'}\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -16,14 +16,24 @@ from .._sample import generate_topic
 from ._commands import describe, engine, write_sample
 from ._engines import Engine
 from ._errors import CliError
+from ._output import staged
 from ._report import render_html, render_text
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
+    """The demo works in a staged directory, moved to ``--dir`` when every step passed."""
     out = Path(args.dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if args.entries < 1:
+        raise CliError(f"--entries must be at least 1 (a sample topic has entries), not {args.entries}")
+    with staged(out, directory=True, overwrite=args.overwrite) as tmp:
+        work = Path(tmp)
+        work.mkdir()
+        _demo(args, work, lambda p: out / Path(p).relative_to(work))
+
+
+def _demo(args: argparse.Namespace, out: Path, shown: Callable[[Path], Path]) -> None:
     runner = engine(args)
-    print(f"== generate: a sample topic of {args.entries:,} entries in {out}")
+    print(f"== generate: a sample topic of {args.entries:,} entries in {shown(out)}")
     topic = generate_topic(args.entries, seed=args.seed)
     entries_dir, offload_dir, objects = write_sample(topic, out)
     print(
@@ -31,14 +41,17 @@ def cmd_demo(args: argparse.Namespace) -> None:
         f"{topic.chunked_messages} chunked in {topic.chunk_entries} chunk entries), {topic.marker_entries} markers, "
         f"{topic.corrupt_entries} corrupt entries; broker-stamped, index 0..{topic.offsets - 1:,}"
     )
-    print(f"   written as Parquet ({entries_dir}) and as {objects} tiered-storage offload objects ({offload_dir})")
+    print(
+        f"   written as Parquet ({shown(entries_dir)}) and as {objects} tiered-storage offload objects "
+        f"({shown(offload_dir)})"
+    )
     print(f"== decode on {runner.describe()}")
     started = time.perf_counter()
     messages = runner.output(out, "messages")
     runner.decode(entries_dir, messages)
     st = runner.stats(entries_dir, messages=messages)
     took = time.perf_counter() - started
-    print(f"   {st.messages:,} messages in {took:.1f}s -> {messages}")
+    print(f"   {st.messages:,} messages in {took:.1f}s -> {shown(messages)}")
     # A row per message and per chunk entry; a corrupt entry is one error row.
     expected = topic.messages - topic.chunked_messages + topic.chunk_entries - topic.corrupt_messages
     if st.messages != expected or st.error_rows != topic.corrupt_entries:
@@ -59,12 +72,12 @@ def cmd_demo(args: argparse.Namespace) -> None:
     print("== inspect")
     print(render_text(st))
     print("== compact (publishing order, as the broker's default compactor)")
-    _demo_compact(runner, entries_dir, out)
+    _demo_compact(runner, entries_dir, out, shown)
     print("== last message position of the compacted topic (PIP-429)")
     print(f"   {describe(runner.last_message_position(runner.output(out, 'compacted')))}")
     report = out / "report.html"
     report.write_text(render_html(st, "pulsar-entries demo topic"))
-    print(f"== report written to {report}")
+    print(f"== report written to {shown(report)}")
 
 
 def _print_offload(engine: Engine, entries: pa.Table, offload_dir: Path) -> None:
@@ -114,10 +127,10 @@ def _print_chunks(engine: Engine, topic: Any, messages: Path) -> None:
         print(f"   ... and {complete.num_rows - 5} more")
 
 
-def _demo_compact(engine: Engine, entries_dir: Path, out: Path) -> None:
+def _demo_compact(engine: Engine, entries_dir: Path, out: Path, shown: Callable[[Path], Path]) -> None:
     outputs = {"compacted": engine.output(out, "compacted"), "records": engine.output(out, "ledger-records")}
     done = engine.compact(entries_dir, outputs, head=3)
-    print(f"   {done.summary} -> {outputs['compacted']}")
+    print(f"   {done.summary} -> {shown(outputs['compacted'])}")
     print(f"   compacted view: {done.keys:,} keys; compacted-ledger records written")
     for row in done.view_head:
         print(

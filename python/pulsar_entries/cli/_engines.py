@@ -14,6 +14,7 @@ import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -24,8 +25,9 @@ import pyarrow.parquet as pq
 
 from .. import _native
 from .._broker import find_position_by_time
+from .._carry import decode_carrying
 from .._compaction import Compactor, MessagePosition, last_message_position, to_ledger_records
-from .._inputs import list_inputs, read_file
+from .._inputs import inputs_schema, list_inputs, read_file
 from .._table_view import TableView
 from ._errors import CliError
 from ._report import Stats, stats_from_arrow
@@ -72,6 +74,8 @@ class Engine(ABC):
 
     #: Several workers, each on part of the topic: worth checking against the in-process answer.
     distributed = False
+    #: Whether ``decode`` writes a directory (Spark's parts) rather than one file.
+    directory_outputs = False
 
     def __init__(self, progress: bool) -> None:
         self.progress = progress
@@ -131,12 +135,17 @@ class Engine(ABC):
 # ----------------------------------------------------------------------------- local
 
 
-def read_entries(source: str | Path | ClusterTopic) -> pa.Table:
-    """Every entry under ``source`` in process (``ledger_id``, ``entry_id``, ``data``;
-    ``partition`` too for a cluster topic)."""
+def read_entries(source: str | Path | ClusterTopic, keep_errors: bool = False) -> pa.Table:
+    """Every entry under ``source`` in process (``ledger_id``, ``entry_id``,
+    ``data``, then ``partition`` and the inputs' other columns; ``error``, the
+    reader's diagnostic, with ``keep_errors``)."""
     if isinstance(source, ClusterTopic):
-        return source.entries().drop_columns(["error"])
-    return pa.Table.from_batches([b for item in entry_files(source) for b in read_file(*item)]).drop_columns(["error"])
+        table = source.entries()
+    else:
+        files = entry_files(source)
+        schema = inputs_schema(files)
+        table = pa.Table.from_batches([b for item in files for b in read_file(*item, schema=schema)], schema=schema)
+    return table if keep_errors else table.drop_columns(["error"])
 
 
 def entry_files(source: str | Path) -> list[tuple[str, ...]]:
@@ -148,10 +157,19 @@ def entry_files(source: str | Path) -> list[tuple[str, ...]]:
 
 
 def entry_batches(files: list[tuple[str, ...]]) -> Iterator[pa.RecordBatch]:
-    """Entry batches (``ledger_id``, ``entry_id``, ``data``), one input at a time."""
+    """Entry batches (``ledger_id``, ``entry_id``, ``data`` and ``partition``
+    when the inputs have it), one input at a time."""
+    schema = inputs_schema(files)
+    names = compaction_input_schema(files).names
     for item in files:
-        for batch in read_file(*item):
-            yield batch.drop_columns(["error"])
+        for batch in read_file(*item, schema=schema):
+            yield batch.select(names)
+
+
+def compaction_input_schema(files: list[tuple[str, ...]]) -> pa.Schema:
+    """The columns compaction reads: the ids, ``partition`` when the inputs have it, and ``data``."""
+    schema = inputs_schema(files)
+    return pa.schema([schema.field(c) for c in ("ledger_id", "entry_id", "partition", "data") if c in schema.names])
 
 
 class LocalEngine(Engine):
@@ -174,7 +192,7 @@ class LocalEngine(Engine):
         step = 4096
         parts = []
         for start in range(0, max(entries.num_rows, 1), step):
-            parts.append(_native.decode(entries.slice(start, step), **options))
+            parts.append(decode_carrying(entries.slice(start, step), **options))
             if self.progress:
                 done = min(entries.num_rows, start + step)
                 width = 30
@@ -190,21 +208,24 @@ class LocalEngine(Engine):
         return pa.concat_tables(parts)
 
     def decode(self, source: str | Path, out: str | Path, **options: Any) -> tuple[int, int]:
-        messages = self.decode_table(read_entries(source), **options)
+        messages = self.decode_table(read_entries(source, keep_errors=True), **options)
         pq.write_table(messages, out)
         return messages.num_rows, messages.num_rows - messages["error"].null_count
 
     def stats(self, source: str | Path, messages: str | Path | None = None) -> Stats:
-        entries = read_entries(source)
+        entries = read_entries(source, keep_errors=True)
         decoded = pq.read_table(messages) if messages is not None else self.decode_table(entries)
-        return stats_from_arrow(entries, decoded)
+        return stats_from_arrow(entries.drop_columns(["error"]), decoded)
 
     def compact(self, source: str | Path, outputs: dict[str, Path], *, head: int = 0, **options: Any) -> Compacted:
         started = time.perf_counter()
         if isinstance(source, ClusterTopic):
-            batches: Any = read_entries(source).to_batches
+            table = read_entries(source)
+            batches: Any = table.to_batches
+            empty = table.schema
         else:
             files = entry_files(source)
+            empty = compaction_input_schema(files)
 
             def batches() -> Iterator[pa.RecordBatch]:
                 return entry_batches(files)
@@ -217,13 +238,13 @@ class LocalEngine(Engine):
         for batch in batches():
             compactor.observe(batch)
         parts = [compactor.write(batch) for batch in batches()]
-        if not parts:
-            raise CliError(f"{source}: no entries")
+        if not parts:  # no entries: empty outputs, as on Spark
+            parts = [compactor.write(pa.RecordBatch.from_pylist([], schema=empty))]
         compacted = pa.concat_tables(parts)
         view = TableView.from_entries(compacted).to_arrow()
         tables = {"compacted": compacted, "records": to_ledger_records(compacted), "view": view}
         for name, path in outputs.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
             pq.write_table(tables[name], path)
         took = time.perf_counter() - started
         if options.get("strategy") is None:
@@ -287,10 +308,12 @@ class SparkEngine(Engine):
     """On Spark with :mod:`pulsar_entries.spark`; the session starts at the first step that needs it."""
 
     distributed = True
+    directory_outputs = True
 
-    def __init__(self, progress: bool, master: str) -> None:
+    def __init__(self, progress: bool, master: str, debug: bool = False) -> None:
         super().__init__(progress)
         self.master = master
+        self.debug = debug
         self._session: SparkSession | None = None
 
     @property
@@ -303,19 +326,43 @@ class SparkEngine(Engine):
                 raise CliError(
                     "the spark engine needs pyspark: pip install 'pulsar-entries[spark]', or use --engine local"
                 ) from e
+            from pyspark.errors import PySparkRuntimeError
+
             if self.master.startswith("local"):
                 # Executors on this machine run this interpreter, which has pulsar_entries.
                 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
                 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            spark = (
+            builder = (
                 SparkSession.builder.master(self.master)
                 .appName("pulsar-entries")
                 .config("spark.ui.showConsoleProgress", "true" if self.progress else "false")
                 .config("spark.sql.shuffle.partitions", str(max(4, os.cpu_count() or 4)))
-                .getOrCreate()
             )
-            spark.sparkContext.setLogLevel("ERROR")
+            if not self.debug:
+                # Spark's log noise (startup warnings, each failed task's stack
+                # traces) stays out of the way; the error line says what failed.
+                options = f"-Dlog4j2.configurationFile={quiet_log_config()}"
+                builder = builder.config("spark.driver.extraJavaOptions", options)
+                builder = builder.config("spark.executor.extraJavaOptions", options)
+            try:
+                if self.debug:
+                    spark = builder.getOrCreate()
+                else:
+                    with filtered_jvm_stderr():
+                        spark = builder.getOrCreate()
+            except PySparkRuntimeError as e:
+                condition = getattr(e, "getCondition", e.getErrorClass)()
+                if condition == "JAVA_GATEWAY_EXITED":
+                    java = os.environ.get("JAVA_HOME")
+                    where = f"JAVA_HOME={java}" if java else "java on the PATH"
+                    raise CliError(
+                        f"could not start Spark: its Java process exited at once ({where}); Spark needs Java 17 or "
+                        "21: install it and set JAVA_HOME, or use --engine local (no Spark, no Java)"
+                    ) from e
+                raise
+            if not self.debug:
+                spark.sparkContext.setLogLevel("OFF")
             self._session = spark
         return self._session
 
@@ -411,8 +458,113 @@ class SparkEngine(Engine):
         return ps.last_message_position(self.entries(source))
 
 
-def engine_for(name: str, *, progress: bool, master: str) -> Engine:
+def engine_for(name: str, *, progress: bool, master: str, debug: bool = False) -> Engine:
     """The engine ``--engine`` names."""
     if name == "local":
         return LocalEngine(progress)
-    return SparkEngine(progress, master)
+    return SparkEngine(progress, master, debug)
+
+
+#: What the JVM prints at startup whatever its log configuration says; dropped unless --debug.
+JVM_STARTUP_NOISE = (
+    b"WARNING: Using incubator modules: ",
+    b"Setting default log level to ",
+    b"To adjust logging level use ",
+)
+
+
+def _is_noise(line: bytes) -> bool:
+    return line.lstrip(b"\r").startswith(JVM_STARTUP_NOISE)
+
+
+def _may_become_noise(partial: bytes) -> bool:
+    text = partial.lstrip(b"\r")
+    return any(n.startswith(text) or text.startswith(n) for n in JVM_STARTUP_NOISE)
+
+
+@contextmanager
+def filtered_jvm_stderr() -> Iterator[None]:
+    """Starts the Spark JVM (in the block) with its stderr through a filter.
+    What it prints while starting is held back: passed on (less the lines of
+    :data:`JVM_STARTUP_NOISE`) once it has started, dropped when starting
+    failed (the error line says why). After that its output (progress bars)
+    passes as it comes, less those lines. The JVM inherits fd 2 when it
+    starts; this process's own fd 2 is restored when the block ends."""
+    import threading
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no usable fd 2: nothing to filter
+        yield
+        return
+    read_end, write_end = os.pipe()
+    lock = threading.Lock()
+    live = [False]
+    held: list[bytes] = []
+
+    def emit(data: bytes) -> None:
+        with lock:
+            if live[0]:
+                os.write(saved, data)
+            else:
+                held.append(data)
+
+    def forward() -> None:
+        pending = b""
+        with os.fdopen(read_end, "rb", buffering=0) as source:
+            while True:
+                chunk = source.read(65536)
+                if not chunk:
+                    if pending and not _is_noise(pending):
+                        emit(pending)
+                    return
+                *lines, pending = (pending + chunk).split(b"\n")
+                kept = b"".join(line + b"\n" for line in lines if not _is_noise(line))
+                if pending and not _may_become_noise(pending):  # a progress bar: pass it on now
+                    kept, pending = kept + pending, b""
+                if kept:
+                    emit(kept)
+
+    threading.Thread(target=forward, name="pulsar-entries-jvm-stderr", daemon=True).start()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    started = False
+    try:
+        yield
+        started = True
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        with lock:
+            startup = b"".join(held) if started else b""
+            held.clear()
+            live[0] = True
+            if startup:
+                os.write(saved, startup)
+
+
+QUIET_LOG4J2 = """\
+# pulsar-entries: Spark's logs off unless --debug; errors reach the user as one line.
+status = error
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+rootLogger.level = off
+rootLogger.appenderRef.console.ref = console
+"""
+
+
+def quiet_log_config() -> str:
+    """A log4j2 configuration that silences Spark's JVM (written once per user to the temp directory)."""
+    import tempfile
+
+    user = os.getuid() if hasattr(os, "getuid") else 0
+    path = Path(tempfile.gettempdir()) / f"pulsar-entries-log4j2-quiet-{user}.properties"
+    if not path.exists() or path.read_text() != QUIET_LOG4J2:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}")
+        tmp.write_text(QUIET_LOG4J2)
+        os.replace(tmp, path)
+    return str(path)

@@ -206,30 +206,42 @@ def _fmt_q(q: list[int]) -> str:
     return f"min {q[0]:,}, p50 {q[1]:,}, p90 {q[2]:,}, max {q[3]:,}"
 
 
+def printable(text: object) -> str:
+    """``text`` safe for a terminal: control and other non-printable characters
+    (an escape sequence in a producer name, say) shown as ``\\x1b``-style escapes."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
+
+
 def render_text(st: Stats) -> str:
+    """The inspect figures as text; names and messages taken from the data are escaped (:func:`printable`)."""
     lines = [
         f"entries            {st.entries:>10,}",
         f"messages decoded   {st.messages:>10,}",
         f"entries with error {st.error_rows:>10,}",
         f"entries skipped    {st.entries - st.entries_with_rows:>10,}  (markers)",
-        "codecs (entries)   " + ", ".join(f"{c} {n:,}" for c, n in sorted(st.codecs.items())),
+        "codecs (entries)   " + ", ".join(f"{printable(c)} {n:,}" for c, n in sorted(st.codecs.items())),
         f"batch entries      {st.batch_entries:>10,}  messages per batch: {_fmt_q(st.batch_size_q)}",
         f"entry bytes        {st.entry_bytes:>10,}  per entry: {_fmt_q(st.entry_size_q)}",
         f"chunk entries      {st.chunk_entries:>10,}  of {st.chunked_messages:,} chunked messages",
-        f"producers          {len(st.producers):>10,}  {', '.join(st.producers[:6])}",
+        f"producers          {len(st.producers):>10,}  {', '.join(printable(p) for p in st.producers[:6])}",
         f"distinct keys      {st.distinct_keys:>10,}  null values: {st.null_values:,}",
         f"publish_time       {_fmt_ms(st.publish_range[0])} .. {_fmt_ms(st.publish_range[1])}",
         f"broker_timestamp   {_fmt_ms(st.broker_range[0])} .. {_fmt_ms(st.broker_range[1])}",
     ]
     if st.processors:
-        lines.append("processors (rows)  " + ", ".join(f"{p} {n:,}" for p, n in sorted(st.processors.items())))
+        lines.append(
+            "processors (rows)  " + ", ".join(f"{printable(p)} {n:,}" for p, n in sorted(st.processors.items()))
+        )
     if st.transactions:
         lines.append("transactions (rows) " + ", ".join(f"{t} {n:,}" for t, n in sorted(st.transactions.items())))
     if st.index_range[0] is not None:
         lines.append(f"broker index       {st.index_range[0]:,} .. {st.index_range[1]:,}")
     if st.errors:
         lines.append("errors:")
-        lines += [f"  {ledger}:{entry}  {err}" for ledger, entry, err in st.errors]
+        lines += [f"  {ledger}:{entry}  {printable(err)}" for ledger, entry, err in st.errors]
         if st.error_rows > len(st.errors):
             lines.append(f"  ... and {st.error_rows - len(st.errors)} more")
     return "\n".join(lines)

@@ -182,3 +182,18 @@ def source(args: argparse.Namespace) -> Any:
         "offline": args.bookie_dir is not None,
     }
     return ClusterTopic(args.input, options, read, read_compacted=getattr(args, "read_compacted", False))
+
+
+def inputs(args: argparse.Namespace) -> list[str]:
+    """Everything a command reads from disk, which its output may not overlap: ``IN``, and for a
+    topic the bookie directories, the RocksDB metadata store and a local offload location."""
+    found = [args.input]
+    if is_topic(args.input):
+        found += list(getattr(args, "bookie_dir", None) or [])
+        url = getattr(args, "metadata_url", None) or ""
+        if url.startswith("rocksdb:"):
+            found.append(url[len("rocksdb:") :])
+        offload = getattr(args, "offload_uri", None) or ""
+        if offload.startswith("file://"):
+            found.append(offload)
+    return found

@@ -107,12 +107,18 @@ def null_columns(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-def entry_frame(df: DataFrame) -> DataFrame:
-    """The entry columns of ``df`` (and ``partition`` when it has one)."""
+def entry_frame(df: DataFrame, carry: bool = False) -> DataFrame:
+    """The entry columns of ``df`` (and ``partition`` when it has one); with
+    ``carry``, every other column after them, ``error`` first."""
     missing = [c for c in ENTRY_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"the DataFrame needs columns {', '.join(ENTRY_COLUMNS)}; missing {', '.join(missing)}")
+    twice = sorted({c for c in df.columns if df.columns.count(c) > 1})
+    if twice:
+        raise ValueError(f"the DataFrame has more than one column named {', '.join(repr(c) for c in twice)}")
     cols = list(ENTRY_COLUMNS) + (["partition"] if "partition" in df.columns else [])
+    if carry:
+        cols += (["error"] if "error" in df.columns else []) + [c for c in df.columns if c not in cols and c != "error"]
     return df.select(*cols)
 
 

@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from .. import _native
+from .._carry import carried_columns, decode_carrying
 from ._arrow import EMPTY_ENTRIES, conform, entry_frame, is_large, spark_schema
 
 
@@ -31,6 +32,10 @@ def decode(
     """Decodes a DataFrame of entries (``ledger_id``, ``entry_id``, ``data``,
     optional ``partition``) into one row per message, as :func:`pulsar_entries.decode`.
 
+    The DataFrame's other columns are carried to each message row, after the
+    message columns; where ``data`` is null, a non-null ``error`` column (a
+    storage reader's diagnostic) becomes the row's ``error``.
+
     ``processors`` (PIP-96) are shipped to the executors with the function, so
     user processors written in Python must be picklable.
 
@@ -39,6 +44,9 @@ def decode(
     back to the JVM costs in proportion to their bytes (keep ``error`` to see
     bad entries)."""
     schema = message_schema()
+    entries = entry_frame(df, carry=True)
+    extras = carried_columns(entries.columns, schema.names)
+    schema = StructType(schema.fields + [entries.schema[c] for c in extras])
     if columns is not None:
         unknown = [c for c in columns if c not in schema.names]
         if unknown:
@@ -58,13 +66,13 @@ def decode(
             # Slices keep a task's memory flat: Spark hands over up to
             # maxRecordsPerBatch entries, whose messages can be many times that.
             for part in slices(batch):
-                decoded = _native.decode(part, **options)
+                decoded = decode_carrying(from_spark_entries(part), **options)
                 if names is not None:
                     decoded = decoded.select(names)
                 for out in decoded.to_batches():
                     yield conform(out, large)
 
-    return entry_frame(df).mapInArrow(run, schema)
+    return entries.mapInArrow(run, schema)
 
 
 SLICE_ENTRIES = 1024
@@ -90,3 +98,11 @@ def slices(
         stop = max(stop, start + 1)
         yield batch.slice(start, stop - start)
         start = stop
+
+
+def from_spark_entries(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """An entry batch as Spark hands it over; only ``error`` needs our type for the decoder's rows."""
+    if "error" in batch.schema.names and pa.types.is_large_string(batch.schema.field("error").type):
+        i = batch.schema.get_field_index("error")
+        return batch.set_column(i, "error", batch.column(i).cast(pa.string()))
+    return batch

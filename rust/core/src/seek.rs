@@ -120,6 +120,32 @@ impl EntryTable {
         p.data.get(i)
     }
 
+    /// Checks the rows are in topic order (`(ledger_id, entry_id)` never
+    /// decreasing), as the binary searches need: on unsorted rows they would
+    /// answer silently wrong. Reads only the ids.
+    pub fn check_order(&self) -> Result<()> {
+        let mut last: Option<(i64, i64)> = None;
+        for p in &self.parts {
+            for i in 0..p.ledger.len() {
+                if p.ledger.is_null(i) || p.entry.is_null(i) {
+                    continue;
+                }
+                let id = (p.ledger.value(i), p.entry.value(i));
+                if let Some(prev) = last {
+                    if id < prev {
+                        return Err(EntryError::Order(format!(
+                            "entries are not in topic order: {}:{} comes after {}:{}; \
+                             sort by ledger_id, entry_id first (one partition at a time)",
+                            id.0, id.1, prev.0, prev.1
+                        )));
+                    }
+                }
+                last = Some(id);
+            }
+        }
+        Ok(())
+    }
+
     /// `(ledger_id, entry_id)` of a row (−1 for a null id).
     pub fn id(&self, row: usize) -> (i64, i64) {
         let (p, i) = self.part(row);
@@ -198,6 +224,7 @@ pub fn find_position_by_time(table: &EntryTable, time_ms: i64) -> Result<Positio
             "cannot seek in an empty entry table".into(),
         ));
     }
+    table.check_order()?;
     let mut reads = 0;
     let newest = find_newest(table.len(), |row| {
         reads += 1;
@@ -217,6 +244,7 @@ pub fn find_position_by_offset(table: &EntryTable, offset: i64) -> Result<Positi
             "cannot seek in an empty entry table".into(),
         ));
     }
+    table.check_order()?;
     let index_of = |row: usize| {
         table
             .data(row)

@@ -208,3 +208,81 @@ fn pulsar_transaction_status_comes_from_markers() {
         vec![Some("committed"), Some("aborted"), Some("unknown"), None]
     );
 }
+
+/// The seeks are binary searches: on rows out of topic order they would
+/// answer silently wrong, so they refuse them (as compaction does).
+#[test]
+fn seeks_refuse_entries_out_of_topic_order() {
+    let data: Vec<Vec<u8>> = (0..3)
+        .map(|i| {
+            encode_entry(
+                &[MessageInput::default()],
+                &EncodeOptions {
+                    publish_time: 1_000 + i,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+        })
+        .collect();
+    let sorted = table(&data);
+    let swapped = RecordBatch::try_new(
+        sorted.schema(),
+        vec![
+            sorted.column(0).clone(),
+            Arc::new(Int64Array::from(vec![0, 2, 1])) as ArrayRef,
+            sorted.column(2).clone(),
+        ],
+    )
+    .unwrap();
+    let t = EntryTable::new(&[swapped]).unwrap();
+    for err in [
+        find_position_by_time(&t, 1_001).unwrap_err(),
+        find_position_by_offset(&t, 0).unwrap_err(),
+    ] {
+        assert_eq!(err.kind(), pulsar_entries_core::ErrorKind::Order);
+        assert!(err.to_string().contains("3:1 comes after 3:2"), "{err}");
+    }
+    let t = EntryTable::new(&[sorted]).unwrap();
+    assert_eq!(find_position_by_time(&t, 1_001).unwrap().row, 1);
+}
+
+/// A null id is an error row, never a message at −1; an id out of range and
+/// a second `data` column are input errors.
+#[test]
+fn null_ids_duplicate_columns_and_out_of_range_ids() {
+    let e = encode_entry(&[MessageInput::default()], &EncodeOptions::default()).unwrap();
+    let data = Arc::new(BinaryArray::from_iter_values([e.as_slice(), e.as_slice()])) as ArrayRef;
+    let ids = |v: Vec<Option<i64>>| Arc::new(Int64Array::from(v)) as ArrayRef;
+    let batch = RecordBatch::try_from_iter(vec![
+        ("ledger_id", ids(vec![Some(7), None])),
+        ("entry_id", ids(vec![Some(0), Some(1)])),
+        ("data", data.clone()),
+    ])
+    .unwrap();
+    let out = &decode_record_batch(&batch, DecodeOptions::default()).unwrap()[0];
+    let errors = out.column_by_name("error").unwrap().as_string::<i32>();
+    assert!(errors.is_null(0));
+    assert_eq!(errors.value(1), "ledger_id or entry_id is null");
+    let twice = RecordBatch::try_from_iter(vec![
+        ("ledger_id", ids(vec![Some(7), Some(7)])),
+        ("entry_id", ids(vec![Some(0), Some(1)])),
+        ("data", data.clone()),
+        ("data", data.clone()),
+    ])
+    .unwrap();
+    let err = decode_record_batch(&twice, DecodeOptions::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("more than one `data` column"),
+        "{err}"
+    );
+    let huge = Arc::new(arrow_array::UInt64Array::from(vec![7, u64::MAX])) as ArrayRef;
+    let out_of_range = RecordBatch::try_from_iter(vec![
+        ("ledger_id", huge),
+        ("entry_id", ids(vec![Some(0), Some(1)])),
+        ("data", data),
+    ])
+    .unwrap();
+    let err = decode_record_batch(&out_of_range, DecodeOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("out of range"), "{err}");
+}

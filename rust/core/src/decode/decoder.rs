@@ -352,6 +352,11 @@ impl Decoder {
         }
         let rows = EntryRows::new(input)?;
         for i in 0..rows.len() {
+            if rows.id_is_null(i) {
+                // Its position is unknown: one error row, never a message at −1.
+                self.append_error(rows.id(i), None, "ledger_id or entry_id is null");
+                continue;
+            }
             self.decode_entry(rows.id(i), rows.data(i));
         }
         Ok(())

@@ -43,10 +43,32 @@ pub struct EntryRows<'a> {
     len: usize,
 }
 
-/// An integer column cast to `to` (int32 ids are accepted for int64).
+/// The one column named `name`: two columns of that name are an error (which
+/// one is meant cannot be told).
+pub(crate) fn unique_column<'a>(
+    input: &'a RecordBatch,
+    name: &str,
+) -> Result<Option<&'a ArrayRef>> {
+    let schema = input.schema();
+    let mut found = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.name() == name)
+        .map(|(i, _)| i);
+    let first = found.next();
+    if found.next().is_some() {
+        return Err(EntryError::Schema(format!(
+            "input has more than one `{name}` column"
+        )));
+    }
+    Ok(first.map(|i| input.column(i)))
+}
+
+/// An integer column cast to `to` (int32 ids are accepted for int64); a
+/// value out of `to`'s range is an error, never a silent null.
 pub(crate) fn int_column(input: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
-    let col = input
-        .column_by_name(name)
+    let col = unique_column(input, name)?
         .ok_or_else(|| EntryError::Schema(format!("input has no `{name}` column")))?;
     if col.data_type() == to {
         return Ok(col.clone());
@@ -57,19 +79,23 @@ pub(crate) fn int_column(input: &RecordBatch, name: &str, to: &DataType) -> Resu
             col.data_type()
         )));
     }
-    arrow_cast::cast(col, to).map_err(|e| EntryError::Schema(format!("`{name}`: {e}")))
+    let strict = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    arrow_cast::cast_with_options(col, to, &strict)
+        .map_err(|e| EntryError::Schema(format!("`{name}` has a value out of range for {to}: {e}")))
 }
 
 impl<'a> EntryRows<'a> {
     pub fn new(input: &'a RecordBatch) -> Result<Self> {
         let ledger = int_column(input, "ledger_id", &DataType::Int64)?;
         let entry = int_column(input, "entry_id", &DataType::Int64)?;
-        let partition = match input.schema().column_with_name("partition") {
+        let partition = match unique_column(input, "partition")? {
             Some(_) => Some(int_column(input, "partition", &DataType::Int32)?),
             None => None,
         };
-        let data = input
-            .column_by_name("data")
+        let data = unique_column(input, "data")?
             .ok_or_else(|| EntryError::Schema("input has no `data` column".into()))?;
         let data = match data.data_type() {
             DataType::Binary => Data::Binary(data.as_any().downcast_ref().unwrap()),

@@ -336,14 +336,14 @@ class BookieFiles:
             names = sorted(os.listdir(current))
             logs = [os.path.join(current, n) for n in names if n.endswith(".log")]
             journals += [os.path.join(current, n) for n in names if n.endswith(".txn")]
-            if not logs:
+            if not logs and not os.path.isdir(os.path.join(current, "locations")):
                 continue
             index, why = _locations_index(current, ids) if use_index else (None, None)
             if why is not None:
                 notes.append(why)
             ledger_dirs.append((current, logs, index))
-        if not ledger_dirs:
-            raise FileNotFoundError(f"no entry logs (current/*.log) under {list(dirs)}")
+        if not ledger_dirs and not journals:
+            raise FileNotFoundError(f"no entry logs (current/*.log) or journals (current/*.txn) under {list(dirs)}")
         batch, scanned, journaled = _native.read_bookie_dirs(ledger_dirs, wanted, journals if journal else [])
         table = pa.table(batch)
         damaged = pc.equal(table["ledger_id"], -1)
@@ -515,9 +515,11 @@ def read_topic(
     ``end_message_id`` are inclusive ``(ledger_id, entry_id)`` bounds.
 
     ``bookie_dirs`` reads a stopped cluster from its bookies' data directories
-    instead (entry logs under ``.../current/``): each copy's digest is checked,
-    ledgers are bounded by their metadata, and damaged places in the files
-    become error rows naming the file and offset.
+    instead (see :class:`BookieFiles`: entry logs under ``.../current/``, the
+    DbLedgerStorage ``locations`` index when present, the journals for what
+    was not flushed): each copy's digest is checked, ledgers are bounded by
+    their metadata, and damaged places in the files become error rows naming
+    the file and offset.
     """
     store = open_store(metadata_url, timeout=timeout)
     try:

@@ -11,7 +11,9 @@ its RocksDB ``locations`` index, once with the default entry logger and once wit
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +24,9 @@ import pytest
 
 import pulsar_entries as pe
 from pulsar_entries import _cluster
+from pulsar_entries._standalone import Standalone
 
-from .conftest import NS, RealPulsar, start_real_pulsar
+from .conftest import NS, RealPulsar, build_classpath, start_real_pulsar
 from .real_pulsar_compare import assert_same_messages, delivered
 
 pytestmark = pytest.mark.real_pulsar
@@ -219,3 +222,47 @@ def test_an_index_pointing_elsewhere_is_an_error_row_and_the_scan_finds_the_entr
     )
     assert rows.filter(pc.is_valid(rows["error"]))["error"].to_pylist() == errors
     assert rows.filter(pc.is_null(rows["error"])).equals(pe.read_topic(NS + "java-mixed", **urls(stopped_db)))
+
+
+def test_a_bookie_killed_hard_is_read_from_its_journal(real_pulsar_workdir: Path) -> None:
+    """SIGKILL right after producing, on DbLedgerStorage with a flush interval of an hour: the
+    entries are in the journal and the write cache, not in the entry logs or the index."""
+    import pulsar
+
+    lib, _, _ = build_classpath()
+    sa = Standalone(lib, real_pulsar_workdir / "killed", config={**DB_STORAGE, "flushInterval": 3_600_000})
+    sa.start()
+    try:
+        client = pulsar.Client(sa.service_url, operation_timeout_seconds=60)
+        try:
+            producer = client.create_producer(NS + "killed", batching_enabled=False)
+            sent = [f"message {i}".encode() for i in range(25)]
+            for value in sent:
+                producer.send(value)
+        finally:
+            client.close()
+        assert sa.proc is not None
+        os.kill(sa.proc.pid, signal.SIGKILL)
+        sa.proc.wait(timeout=30)
+    finally:
+        sa.stop()
+    dirs = [str(sa.bookkeeper_dir)]
+    url = f"rocksdb:{sa.metadata_dir}"
+    store = _cluster.open_store(url)
+    try:
+        layout = _cluster.resolve_topic(NS + "killed", store)
+    finally:
+        store.close()
+    ledgers = [led for p in layout.partitions for led in p.ledgers]
+    assert len(ledgers) == 3, "10 entries per ledger: two closed ledgers and the open one"
+    without = _cluster.BookieFiles(dirs, ledgers, journal=False)
+    with_journal = _cluster.BookieFiles(dirs, ledgers)
+    assert with_journal.journaled == [led.ledger_id for led in ledgers]
+    valid = [pc.sum(pc.is_valid(f._entries["data"])).as_py() for f in (without, with_journal)]
+    assert valid[0] < valid[1] and valid[1] >= 24, valid
+    got = pe.read_topic(NS + "killed", metadata_url=url, bookie_dirs=dirs)
+    assert pc.sum(pc.is_valid(got["error"])).as_py() == 0, got.filter(pc.is_valid(got["error"])).to_pylist()
+    values = pe.decode(got.drop_columns(["error"]))["value"].to_pylist()
+    # The open ledger ends at the last-add-confirmed its copies carry: its last entry (confirmed by
+    # no later entry) may be left out, as a reader of the live ledger would leave it.
+    assert values in (sent, sent[:-1]), values

@@ -119,6 +119,29 @@ def test_the_journal_alone_gives_every_entry(stopped: RealPulsar, tmp_path: Path
     assert pc.sum(pc.is_valid(got["error"])).as_py() == 0
 
 
+def test_in_flight_compaction_files_are_left_out(stopped: RealPulsar, tmp_path: Path) -> None:
+    """``*.log.compacting`` and ``<new>.log.<old>.compacted`` are transactional compaction's
+    temporary files; the source log still exists while they do, so they are never read."""
+    copy = tmp_path / "bookie"
+    shutil.copytree(stopped.standalone.bookkeeper_dir, copy)
+    current = next(copy.rglob("current"))
+    garbage = b"BKLO" + bytes(1020) + (1_000_000).to_bytes(4, "big") + b"damaged"
+    (current / "7.log.compacting").write_bytes(garbage)
+    (current / "7.log.0.compacted").write_bytes(garbage)
+    good = pe.read_topic(NS + "java-mixed", **urls(stopped))
+    got = pe.read_topic(
+        NS + "java-mixed", metadata_url=f"rocksdb:{stopped.standalone.metadata_dir}", bookie_dirs=[str(copy)]
+    )
+    assert got.equals(good)
+    # The same bytes as an entry log are read, and reported.
+    (current / "7.log").write_bytes(garbage)
+    got = pe.read_topic(
+        NS + "java-mixed", metadata_url=f"rocksdb:{stopped.standalone.metadata_dir}", bookie_dirs=[str(copy)]
+    )
+    errors = got.filter(pc.is_valid(got["error"]))["error"].to_pylist()
+    assert len(errors) == 1 and "7.log: record at offset 1024 claims 1000000 bytes" in errors[0], errors
+
+
 DB_STORAGE = {
     "ledgerStorageClass": "org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage",
     "dbStorage_writeCacheMaxSizeMb": 32,

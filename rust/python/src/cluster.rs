@@ -284,6 +284,10 @@ fn read_bookie_files(
         .unbind())
 }
 
+/// One ledger directory as Python passes it: the directory, its entry logs,
+/// and its `locations` index rows `(ledger, entry, location)` when read.
+type PyLedgerDir = (String, Vec<String>, Option<Vec<(i64, i64, u64)>>);
+
 /// Reads ledgers from a bookie's directories (offline). `dirs` holds one
 /// `(directory, entry-log paths, locations-index rows or None)` per ledger
 /// directory, the rows `(ledger, entry, location)`; `journals` the `*.txn`
@@ -294,7 +298,7 @@ fn read_bookie_files(
 #[pyo3(signature = (dirs, ledgers, journals=Vec::new()))]
 fn read_bookie_dirs(
     py: Python<'_>,
-    dirs: Vec<(String, Vec<String>, Option<Vec<(i64, i64, u64)>>)>,
+    dirs: Vec<PyLedgerDir>,
     ledgers: Vec<(i64, Vec<u8>)>,
     journals: Vec<String>,
 ) -> PyResult<(Py<PyAny>, Vec<i64>, Vec<i64>)> {

@@ -136,7 +136,7 @@ pub fn read_ledgers_map<R: Read + Seek>(
         }
         let size = size as usize;
         if !(MAP_RECORD_HEAD..=MAP_RECORD_MAX).contains(&size)
-            || (size - MAP_RECORD_HEAD) % 16 != 0
+            || !(size - MAP_RECORD_HEAD).is_multiple_of(16)
             || pos + 4 + size as u64 > len
         {
             return Err(format!(

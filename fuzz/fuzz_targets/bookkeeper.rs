@@ -1,7 +1,8 @@
 //! The read-only BookKeeper layer on arbitrary bytes: bookie response frames
 //! (v2 READENTRY / BATCH_READ_ENTRY, v3 READ_LAC), stored entries under every
 //! digest, ledger metadata nodes, managed-ledger and cursor nodes, and entry
-//! logs. Nothing may panic; what parses must be self-consistent.
+//! logs (records, ledgers maps, index locations) and journals. Nothing may
+//! panic; what parses must be self-consistent.
 #![no_main]
 
 use std::io::Cursor;
@@ -14,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else {
         return;
     };
-    match selector % 6 {
+    match selector % 8 {
         0 => {
             if let Ok(r) = protocol::decode_v2(rest) {
                 // Every range a response names lies inside the frame.
@@ -61,6 +62,31 @@ fuzz_target!(|data: &[u8]| {
             let _ = ms::bookie_address("b:1", rest);
             if let Ok(s) = std::str::from_utf8(rest) {
                 let _ = ms::TopicName::parse(s).map(|t| (t.managed_ledger_path(), t.base().full()));
+            }
+        }
+        6 => {
+            // A header whose map offset, count and version come from the input.
+            let mut log = b"BKLO".to_vec();
+            log.extend_from_slice(&rest[..rest.len().min(20)]);
+            log.resize(1024, 0);
+            log.extend_from_slice(rest);
+            if let Ok(Some(map)) = files::read_ledgers_map(&mut Cursor::new(&log), "f.log") {
+                assert!(!map.is_empty());
+            }
+            let scan = files::scan_entry_log(Cursor::new(&log), "f.log", &|l| l % 2 == 0);
+            assert!(scan.entries.iter().all(|e| e.ledger_id % 2 == 0));
+            for pos in [1028u64, 1030, rest.len() as u64, u32::MAX as u64] {
+                if let Ok(e) = files::read_at_location(&mut Cursor::new(&log), "f.log", pos, 1, 2) {
+                    assert_eq!((e.ledger_id, e.entry_id, e.offset), (1, 2, pos));
+                    assert!(pos as usize + e.stored.len() <= log.len());
+                }
+            }
+        }
+        7 => {
+            let scan = files::scan_journal(Cursor::new(rest), "f.txn", &|_| true);
+            assert!((1..=6).contains(&scan.version));
+            for e in &scan.entries {
+                assert!(e.offset as usize + e.stored.len() <= rest.len() && e.entry_id >= 0);
             }
         }
         _ => {

@@ -72,6 +72,7 @@ __all__ = [
     "parse_offload_name",
     "partition_count",
     "partition_name",
+    "read_bookie_dirs",
     "read_bookie_files",
     "read_offload_blocks",
     "read_offload_object",
@@ -738,6 +739,18 @@ def ledger_path(ledger_id: int, root: str = "/ledgers") -> str: ...
 def read_bookie_files(logs: Sequence[str], ledgers: Sequence[tuple[int, bytes]]) -> pa.RecordBatch:
     """Ledgers read from a bookie's entry-log files (offline): one row per
     entry, an error row per damaged place in a file."""
+
+def read_bookie_dirs(
+    dirs: Sequence[tuple[str, Sequence[str], Sequence[tuple[int, int, int]] | None]],
+    ledgers: Sequence[tuple[int, bytes]],
+    journals: Sequence[str] = ...,
+) -> tuple[pa.RecordBatch, list[int], list[int]]:
+    """Ledgers read from a bookie's directories (offline). ``dirs`` holds
+    ``(directory, entry-log paths, locations-index rows or None)`` per ledger
+    directory, each index row ``(ledger_id, entry_id, location)``;
+    ``journals`` the ``*.txn`` paths. Returns the rows (error rows first,
+    ledger id -1, each naming a file and offset), the ledgers scanned for in
+    the entry logs, and the ledgers read from the journals."""
 
 @final
 class BookieReader:

@@ -263,6 +263,18 @@ impl BookieReader {
     }
 }
 
+fn bookie_rows(read: files::BookieRead) -> Vec<ReadEntry> {
+    read.errors
+        .into_iter()
+        .map(|e| ReadEntry {
+            ledger_id: -1,
+            entry_id: -1,
+            data: Err(e),
+        })
+        .chain(read.rows)
+        .collect()
+}
+
 /// Reads ledgers from a bookie's entry-log files (offline): `logs` are the
 /// `*.log` paths, `ledgers` the `(ledger_id, ledger node)` pairs to read. One
 /// row per entry of each ledger, an error row per damaged place in a file.
@@ -276,44 +288,58 @@ fn read_bookie_files(
         .iter()
         .map(|(id, node)| LedgerMetadata::parse(*id, node).map_err(bk_err))
         .collect::<PyResult<Vec<_>>>()?;
-    let rows = py.detach(|| {
-        let wanted: std::collections::HashSet<i64> = metas.iter().map(|m| m.ledger_id).collect();
-        let mut found = Vec::new();
-        let mut rows = Vec::new();
-        for path in &logs {
-            let scan = match std::fs::File::open(path) {
-                Ok(f) => files::scan_entry_log(std::io::BufReader::new(f), path, &|l| {
-                    wanted.contains(&l)
-                }),
-                Err(e) => files::LogScan {
-                    errors: vec![format!("{path}: cannot open: {e}")],
-                    ..Default::default()
-                },
-            };
-            found.extend(scan.entries);
-            rows.extend(scan.errors.into_iter().map(|e| ReadEntry {
-                ledger_id: -1,
-                entry_id: -1,
-                data: Err(e),
-            }));
-        }
-        for m in &metas {
-            let mine: Vec<_> = found
-                .iter()
-                .filter(|f| f.ledger_id == m.ledger_id)
-                .collect();
-            rows.extend(files::collect_ledger(m, &mine));
-        }
-        rows
-    });
+    let dir = files::LedgerDirFiles {
+        dir: String::new(),
+        logs,
+        index: None,
+    };
+    let rows = py.detach(|| bookie_rows(files::read_bookie(&[dir], &[], &metas)));
     Ok(PyRecordBatch::new(entries_batch(&rows))
         .into_pyarrow(py)?
         .unbind())
 }
 
+/// One ledger directory as Python passes it: the directory, its entry logs,
+/// and its `locations` index rows `(ledger, entry, location)` when read.
+type PyLedgerDir = (String, Vec<String>, Option<Vec<(i64, i64, u64)>>);
+
+/// Reads ledgers from a bookie's directories (offline). `dirs` holds one
+/// `(directory, entry-log paths, locations-index rows or None)` per ledger
+/// directory, the rows `(ledger, entry, location)`; `journals` the `*.txn`
+/// paths. Returns the rows (error rows first, ledger id -1, each naming a
+/// file and offset), the ledgers scanned for in the entry logs, and the
+/// ledgers read from the journals.
+#[pyfunction]
+#[pyo3(signature = (dirs, ledgers, journals=Vec::new()))]
+fn read_bookie_dirs(
+    py: Python<'_>,
+    dirs: Vec<PyLedgerDir>,
+    ledgers: Vec<(i64, Vec<u8>)>,
+    journals: Vec<String>,
+) -> PyResult<(Py<PyAny>, Vec<i64>, Vec<i64>)> {
+    let metas = ledgers
+        .iter()
+        .map(|(id, node)| LedgerMetadata::parse(*id, node).map_err(bk_err))
+        .collect::<PyResult<Vec<_>>>()?;
+    let dirs: Vec<_> = dirs
+        .into_iter()
+        .map(|(dir, logs, index)| files::LedgerDirFiles { dir, logs, index })
+        .collect();
+    let (rows, scanned, journaled) = py.detach(|| {
+        let read = files::read_bookie(&dirs, &journals, &metas);
+        let (scanned, journaled) = (read.scanned.clone(), read.journaled.clone());
+        (bookie_rows(read), scanned, journaled)
+    });
+    let batch = PyRecordBatch::new(entries_batch(&rows))
+        .into_pyarrow(py)?
+        .unbind();
+    Ok((batch, scanned, journaled))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_bookie_files, m)?)?;
     m.add_function(wrap_pyfunction!(ledger_node_from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(read_bookie_dirs, m)?)?;
     m.add_class::<BookieReader>()?;
     m.add_function(wrap_pyfunction!(topic_paths, m)?)?;
     m.add_function(wrap_pyfunction!(partition_name, m)?)?;

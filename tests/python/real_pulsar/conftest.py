@@ -298,7 +298,9 @@ def _offload(sa: Standalone, topics: tuple[str, ...]) -> dict[str, list[int]]:
     return expected
 
 
-def start_real_pulsar(name: str, metadata: str, workdir: Path, *, python_clients: bool) -> RealPulsar:
+def start_real_pulsar(
+    name: str, metadata: str, workdir: Path, *, python_clients: bool, config: dict[str, Any] | None = None
+) -> RealPulsar:
     timings: dict[str, float] = {}
     TIMINGS[name] = timings
     t0 = time.monotonic()
@@ -317,6 +319,7 @@ def start_real_pulsar(name: str, metadata: str, workdir: Path, *, python_clients
             metadata=metadata,
             s3_endpoint=moto.endpoint,
             bucket=BUCKET,
+            config=config,
         )
         sa.start()
         timings["broker start"] = time.monotonic() - t

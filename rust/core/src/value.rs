@@ -1,7 +1,12 @@
 //! Inspection results as a plain value tree (dicts, lists, tuples, scalars,
 //! bytes), so that every binding converts them with one generic function:
 //! an entry's MessageMetadata, an offload index, block lists. A dict keeps
-//! only the fields that are present, in a fixed order.
+//! only the fields that are present, in a fixed order. [`input`] parses the
+//! other direction: a binding's inputs as a value tree; [`cluster`] gives a
+//! live cluster's metadata.
+
+pub mod cluster;
+pub mod input;
 
 use std::borrow::Cow;
 
@@ -21,10 +26,14 @@ pub enum Value<'a> {
     Int(i64),
     UInt(u64),
     Str(Cow<'a, str>),
-    Bytes(&'a [u8]),
+    Bytes(Cow<'a, [u8]>),
     List(Vec<Value<'a>>),
     Tuple(Vec<Value<'a>>),
     Dict(Dict<'a>),
+    /// Inputs only: a point in time (a `datetime`), in ms since the epoch.
+    Time(i64),
+    /// Inputs only: any other object, by its type's name.
+    Other(Cow<'a, str>),
 }
 
 /// Ordered `(key, value)` fields.
@@ -82,7 +91,7 @@ impl From<String> for Value<'_> {
 
 impl<'a> From<&'a [u8]> for Value<'a> {
     fn from(v: &'a [u8]) -> Self {
-        Value::Bytes(v)
+        Value::Bytes(Cow::Borrowed(v))
     }
 }
 

@@ -14,7 +14,7 @@ use crate::format::compression::Codec;
 use crate::format::frame::EntryView;
 use crate::format::metadata::MessageMetadataView;
 use crate::offload::table::uuid_text;
-use crate::offload::{BlockRange, IndexVersion, LedgerMeta, OffloadIndex};
+use crate::offload::{BlockRange, IndexVersion, LedgerMeta, ObjectName, ObjectRole, OffloadIndex};
 use crate::processor::{Message, MessageProperties};
 use crate::proto::offload::ledger_metadata_format::{DigestType, State};
 use crate::proto::offload::{LedgerInfo, LedgerMetadataFormat};
@@ -255,6 +255,19 @@ pub fn blocks_value(blocks: &[BlockRange]) -> Value<'static> {
     Value::List(blocks.iter().map(block).collect())
 }
 
+/// An offload object's name: `uuid, ledger_id, role` (`data` or `index`).
+pub fn object_name_value(n: &ObjectName) -> Dict<'_> {
+    let role = match n.role {
+        ObjectRole::Data => "data",
+        ObjectRole::Index => "index",
+    };
+    let mut d = Dict::default();
+    d.set("uuid", n.uuid.as_str())
+        .set("ledger_id", n.ledger_id)
+        .set("role", role);
+    d
+}
+
 fn enum_name(value: i32, name: Option<&'static str>) -> String {
     name.map_or_else(|| value.to_string(), str::to_string)
 }
@@ -432,5 +445,10 @@ mod tests {
         let mut d = Dict::default();
         d.opt("absent", None::<i64>).opt("present", Some(1i64));
         assert_eq!(d.0.len(), 1);
+        let name =
+            ObjectName::parse("3a1b2c3d-0000-4000-8000-00000000000a-ledger-7-index").unwrap();
+        let d = object_name_value(&name);
+        assert_eq!(d.get("ledger_id"), Some(&Value::Int(7)));
+        assert_eq!(d.get("role"), Some(&Value::from("index")));
     }
 }

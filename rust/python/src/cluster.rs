@@ -2,7 +2,6 @@
 //! the read-only BookKeeper client. Registration and conversion only.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use pulsar_entries_core::bookkeeper::{
     entries_batch, files, BookieClient, ClientOptions, LedgerMetadata, ReadEntry,
@@ -127,18 +126,13 @@ impl BookieReader {
         pipeline_depth: usize,
         max_frame_bytes: usize,
     ) -> PyResult<Self> {
-        if timeout_ms == 0 || connect_timeout_ms == 0 || pipeline_depth == 0 || max_frame_bytes < 64
-        {
-            return Err(PyErr::from(Class::Options.err(
-                "timeout_ms, connect_timeout_ms and pipeline_depth must be positive, max_frame_bytes at least 64",
-            )));
-        }
-        let opts = ClientOptions {
-            connect_timeout: Duration::from_millis(connect_timeout_ms),
-            request_timeout: Duration::from_millis(timeout_ms),
+        let opts = ClientOptions::checked(
+            timeout_ms,
+            connect_timeout_ms,
             pipeline_depth,
             max_frame_bytes,
-        };
+        )
+        .map_err(bk_err)?;
         let map = bookies.unwrap_or_default();
         let resolver =
             Box::new(move |id: &str| Ok(map.get(id).cloned().unwrap_or_else(|| id.to_string())));

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import pickle
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -219,3 +220,25 @@ def test_processors_pickle_and_decode_in_another_process():
 
 def _decode_batches(batches, processors):
     return [pe.decode(b, processors=processors) for b in batches]
+
+
+class BytesLikes:
+    """Returns every bytes-like the message dicts take, a datetime and a header generator."""
+
+    name = "likes"
+
+    def process(self, payload, context):
+        when = datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc)
+        headers = (h for h in [("h", bytearray(b"hv"))])
+        first = {"value": bytearray(b"ba"), "key": b"\x01", "event_time": when, "ordering_key": memoryview(b"ok")}
+        return iter([{**first, "headers": headers}, {"value": memoryview(b"mv"), "key": "text"}, {"value": "str"}])
+
+
+def test_processor_messages_take_bytes_likes_datetimes_and_iterables():
+    out = pe.decode(pe.entries_table([pe.encode_entry([{"value": b"v"}])]), processors=[BytesLikes()]).to_pylist()
+    assert [r["value"] for r in out] == [b"ba", b"mv", b"str"]
+    assert [(r["key"], r["key_b64_encoded"]) for r in out] == [("AQ==", True), ("text", False), (None, False)]
+    assert out[0]["event_time"] == datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc)
+    assert out[0]["ordering_key"] == b"ok"
+    assert out[0]["headers"] == [{"key": "h", "value": b"hv"}]
+    assert all(r["error"] is None for r in out)

@@ -1,7 +1,12 @@
 //! Inspection results as a plain value tree (dicts, lists, tuples, scalars,
 //! bytes), so that every binding converts them with one generic function:
 //! an entry's MessageMetadata, an offload index, block lists. A dict keeps
-//! only the fields that are present, in a fixed order.
+//! only the fields that are present, in a fixed order. [`input`] parses the
+//! other direction: a binding's inputs as a value tree; [`cluster`] gives a
+//! live cluster's metadata.
+
+pub mod cluster;
+pub mod input;
 
 use std::borrow::Cow;
 
@@ -9,7 +14,7 @@ use crate::format::compression::Codec;
 use crate::format::frame::EntryView;
 use crate::format::metadata::MessageMetadataView;
 use crate::offload::table::uuid_text;
-use crate::offload::{BlockRange, IndexVersion, LedgerMeta, OffloadIndex};
+use crate::offload::{BlockRange, IndexVersion, LedgerMeta, ObjectName, ObjectRole, OffloadIndex};
 use crate::processor::{Message, MessageProperties};
 use crate::proto::offload::ledger_metadata_format::{DigestType, State};
 use crate::proto::offload::{LedgerInfo, LedgerMetadataFormat};
@@ -21,10 +26,14 @@ pub enum Value<'a> {
     Int(i64),
     UInt(u64),
     Str(Cow<'a, str>),
-    Bytes(&'a [u8]),
+    Bytes(Cow<'a, [u8]>),
     List(Vec<Value<'a>>),
     Tuple(Vec<Value<'a>>),
     Dict(Dict<'a>),
+    /// Inputs only: a point in time (a `datetime`), in ms since the epoch.
+    Time(i64),
+    /// Inputs only: any other object, by its type's name.
+    Other(Cow<'a, str>),
 }
 
 /// Ordered `(key, value)` fields.
@@ -82,7 +91,7 @@ impl From<String> for Value<'_> {
 
 impl<'a> From<&'a [u8]> for Value<'a> {
     fn from(v: &'a [u8]) -> Self {
-        Value::Bytes(v)
+        Value::Bytes(Cow::Borrowed(v))
     }
 }
 
@@ -244,6 +253,19 @@ pub fn blocks_value(blocks: &[BlockRange]) -> Value<'static> {
         Value::Dict(d)
     };
     Value::List(blocks.iter().map(block).collect())
+}
+
+/// An offload object's name: `uuid, ledger_id, role` (`data` or `index`).
+pub fn object_name_value(n: &ObjectName) -> Dict<'_> {
+    let role = match n.role {
+        ObjectRole::Data => "data",
+        ObjectRole::Index => "index",
+    };
+    let mut d = Dict::default();
+    d.set("uuid", n.uuid.as_str())
+        .set("ledger_id", n.ledger_id)
+        .set("role", role);
+    d
 }
 
 fn enum_name(value: i32, name: Option<&'static str>) -> String {
@@ -423,5 +445,10 @@ mod tests {
         let mut d = Dict::default();
         d.opt("absent", None::<i64>).opt("present", Some(1i64));
         assert_eq!(d.0.len(), 1);
+        let name =
+            ObjectName::parse("3a1b2c3d-0000-4000-8000-00000000000a-ledger-7-index").unwrap();
+        let d = object_name_value(&name);
+        assert_eq!(d.get("ledger_id"), Some(&Value::Int(7)));
+        assert_eq!(d.get("role"), Some(&Value::from("index")));
     }
 }

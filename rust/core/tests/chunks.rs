@@ -18,7 +18,8 @@ use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use proptest::prelude::*;
 use pulsar_entries_core::chunks::{
-    finish_leftovers, reassemble, reassemble_partition, ReassemblyOptions,
+    finish_leftovers, finished_schema, leftover_schema, output_schema, reassemble,
+    reassemble_partition, ReassemblyOptions, ROLE_COLUMN, WATERMARK_COLUMN,
 };
 use pulsar_entries_core::format::encode::frame_entry;
 use pulsar_entries_core::proto;
@@ -1005,4 +1006,14 @@ proptest! {
         prop_assert_eq!(parts.len(), whole.len());
         assert_same(&whole, &parts);
     }
+}
+
+#[test]
+fn finished_schema_is_the_output_of_the_leftovers_own_columns() {
+    let input = decode(&chunks(&payload(300, 1), "p", 0, Codec::None, 100)).schema();
+    let leftovers = leftover_schema(&input);
+    assert!(leftovers.column_with_name(WATERMARK_COLUMN).is_some());
+    let finished = finished_schema(&leftovers);
+    assert_eq!(finished.fields(), output_schema(&input).fields());
+    assert!(finished.column_with_name(ROLE_COLUMN).is_none());
 }

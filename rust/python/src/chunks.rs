@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-use arrow_schema::{Field, Schema};
 use pulsar_entries_core::chunks::{self, Reassembler};
 use pulsar_entries_core::options::reassembly_options;
 use pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE;
@@ -107,14 +106,7 @@ fn finish_leftovers(
 ) -> Result<Bound<'_, PyAny>> {
     let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
     let (schema, batches) = batches_and_schema(leftovers)?;
-    let hidden = [chunks::WATERMARK_COLUMN, chunks::ROLE_COLUMN];
-    let keep: Vec<Field> = schema
-        .fields()
-        .iter()
-        .filter(|f| !hidden.contains(&f.name().as_str()))
-        .map(|f| f.as_ref().clone())
-        .collect();
-    let output = chunks::output_schema(&Schema::new(keep));
+    let output = chunks::finished_schema(&schema);
     let finals = final_watermarks.unwrap_or_default();
     let out = if batches.iter().all(|b| b.num_rows() == 0) {
         vec![]

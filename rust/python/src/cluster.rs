@@ -2,17 +2,20 @@
 //! the read-only BookKeeper client. Registration and conversion only.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use pulsar_entries_core::bookkeeper::{
-    entries_batch, files, BookieClient, ClientOptions, LedgerMetadata, LedgerState, ReadEntry,
+    entries_batch, files, BookieClient, ClientOptions, LedgerMetadata, ReadEntry,
 };
-use pulsar_entries_core::metadata_store::{self as ms, OffloadState, TopicName};
+use pulsar_entries_core::metadata_store::{self as ms, TopicName};
+use pulsar_entries_core::value::cluster::{
+    ledger_metadata_value, managed_ledger_value, topic_paths_value,
+};
 use pulsar_entries_core::ErrorKind;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict};
 use pyo3_arrow::PyRecordBatch;
 
+use crate::convert::dict_to_py;
 use crate::errors::Class;
 
 /// Through the one mapping of core error kinds to Python classes.
@@ -32,15 +35,7 @@ fn bk_err(e: pulsar_entries_core::bookkeeper::BookKeeperError) -> PyErr {
 #[pyfunction]
 fn topic_paths<'py>(py: Python<'py>, topic: &str) -> PyResult<Bound<'py, PyDict>> {
     let t = TopicName::parse(topic).map_err(meta_err)?;
-    let d = PyDict::new(py);
-    d.set_item("topic", t.full())?;
-    d.set_item("base", t.base().full())?;
-    d.set_item("partition", t.partition())?;
-    d.set_item("managed_ledger", t.managed_ledger_path())?;
-    d.set_item("compaction_cursor", t.cursor_path("__compaction"))?;
-    d.set_item("partitioned_metadata", t.partitioned_metadata_path())?;
-    d.set_item("schema", t.schema_path())?;
-    Ok(d)
+    dict_to_py(py, &topic_paths_value(&t))
 }
 
 /// The topic name of partition `index` of `topic`.
@@ -65,44 +60,7 @@ fn strip_rocksdb_header<'py>(py: Python<'py>, value: &[u8]) -> PyResult<Bound<'p
 #[pyfunction]
 fn managed_ledger_info<'py>(py: Python<'py>, node: &[u8]) -> PyResult<Bound<'py, PyDict>> {
     let ml = ms::managed_ledger_info(node).map_err(meta_err)?;
-    let ledgers = PyList::empty(py);
-    for l in ml.ledgers {
-        let d = PyDict::new(py);
-        d.set_item("ledger_id", l.ledger_id)?;
-        d.set_item("entries", l.entries)?;
-        d.set_item("size", l.size)?;
-        d.set_item("timestamp", l.timestamp)?;
-        match l.offload {
-            OffloadState::BookKeeper => d.set_item("offload", py.None())?,
-            OffloadState::Offloaded {
-                uid_msb,
-                uid_lsb,
-                bookkeeper_deleted,
-                driver,
-                driver_properties,
-            } => {
-                let o = PyDict::new(py);
-                o.set_item("uid_msb", uid_msb)?;
-                o.set_item("uid_lsb", uid_lsb)?;
-                o.set_item("bookkeeper_deleted", bookkeeper_deleted)?;
-                o.set_item("driver", driver)?;
-                o.set_item(
-                    "driver_properties",
-                    driver_properties.into_iter().collect::<HashMap<_, _>>(),
-                )?;
-                d.set_item("offload", o)?;
-            }
-        }
-        ledgers.append(d)?;
-    }
-    let d = PyDict::new(py);
-    d.set_item("ledgers", ledgers)?;
-    d.set_item("terminated_at", ml.terminated_at)?;
-    d.set_item(
-        "properties",
-        ml.properties.into_iter().collect::<HashMap<_, _>>(),
-    )?;
-    Ok(d)
+    dict_to_py(py, &managed_ledger_value(&ml))
 }
 
 /// The compacted ledger and the compaction horizon named by the
@@ -141,33 +99,7 @@ fn ledger_metadata<'py>(
     node: &[u8],
 ) -> PyResult<Bound<'py, PyDict>> {
     let m = LedgerMetadata::parse(ledger_id, node).map_err(bk_err)?;
-    let d = PyDict::new(py);
-    d.set_item("ledger_id", m.ledger_id)?;
-    d.set_item(
-        "state",
-        match m.state {
-            LedgerState::Open => "OPEN",
-            LedgerState::InRecovery => "IN_RECOVERY",
-            LedgerState::Closed => "CLOSED",
-        },
-    )?;
-    d.set_item("last_entry_id", m.last_entry_id)?;
-    d.set_item("length", m.length)?;
-    d.set_item("ensemble_size", m.ensemble_size)?;
-    d.set_item("write_quorum", m.write_quorum)?;
-    d.set_item("ack_quorum", m.ack_quorum)?;
-    d.set_item("digest_type", m.digest.name())?;
-    let ens = PyList::empty(py);
-    for s in &m.segments {
-        ens.append((s.first_entry_id, s.bookies.clone()))?;
-    }
-    d.set_item("ensembles", ens)?;
-    let custom = PyDict::new(py);
-    for (k, v) in &m.custom {
-        custom.set_item(k, PyBytes::new(py, v))?;
-    }
-    d.set_item("custom_metadata", custom)?;
-    Ok(d)
+    dict_to_py(py, &ledger_metadata_value(&m))
 }
 
 /// The ledger node (format v3) equivalent to BookKeeper's text form of a
@@ -209,18 +141,13 @@ impl BookieReader {
         pipeline_depth: usize,
         max_frame_bytes: usize,
     ) -> PyResult<Self> {
-        if timeout_ms == 0 || connect_timeout_ms == 0 || pipeline_depth == 0 || max_frame_bytes < 64
-        {
-            return Err(PyErr::from(Class::Options.err(
-                "timeout_ms, connect_timeout_ms and pipeline_depth must be positive, max_frame_bytes at least 64",
-            )));
-        }
-        let opts = ClientOptions {
-            connect_timeout: Duration::from_millis(connect_timeout_ms),
-            request_timeout: Duration::from_millis(timeout_ms),
+        let opts = ClientOptions::checked(
+            timeout_ms,
+            connect_timeout_ms,
             pipeline_depth,
             max_frame_bytes,
-        };
+        )
+        .map_err(bk_err)?;
         let map = bookies.unwrap_or_default();
         let resolver =
             Box::new(move |id: &str| Ok(map.get(id).cloned().unwrap_or_else(|| id.to_string())));

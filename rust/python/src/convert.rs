@@ -7,7 +7,7 @@ use arrow_schema::SchemaRef;
 use pulsar_entries_core::value::{Dict, Value};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyTable;
 
@@ -92,6 +92,55 @@ pub fn to_py<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Bound<'py, PyAny>>
         Value::List(vs) => PyList::new(py, items(vs)?)?.into_any(),
         Value::Tuple(vs) => PyTuple::new(py, items(vs)?)?.into_any(),
         Value::Dict(d) => dict_to_py(py, d)?.into_any(),
+        Value::Time(ms) => ms.into_pyobject(py)?.into_any(),
+        Value::Other(name) => PyString::new(py, name).into_any(),
+    })
+}
+
+/// Python objects as a core value tree, for inputs the core parses: None,
+/// bool, int, str, bytes-likes, dicts with str keys, lists, tuples, times
+/// (anything with `.timestamp()`), other iterables as lists; anything else
+/// by its type's name.
+pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
+    let owned = |b: Vec<u8>| Value::Bytes(b.into());
+    let list = |it: Bound<'_, pyo3::types::PyIterator>| {
+        it.map(|v| from_py(&v?)).collect::<PyResult<Vec<_>>>()
+    };
+    Ok(if obj.is_none() {
+        Value::None
+    } else if let Ok(b) = obj.cast::<PyBool>() {
+        Value::Bool(b.is_true())
+    } else if let Ok(i) = obj.extract::<i64>() {
+        Value::Int(i)
+    } else if let Ok(u) = obj.extract::<u64>() {
+        Value::UInt(u)
+    } else if let Ok(s) = obj.cast::<PyString>() {
+        Value::Str(s.to_cow()?.into_owned().into())
+    } else if let Ok(b) = obj.cast::<PyBytes>() {
+        owned(b.as_bytes().to_vec())
+    } else if let Ok(b) = obj.cast::<PyByteArray>() {
+        owned(b.to_vec())
+    } else if let Ok(d) = obj.cast::<PyDict>() {
+        let mut out = Dict::default();
+        for (k, v) in d.iter() {
+            let k = k
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err("dict keys must be str"))?;
+            out.set(k.to_cow()?.into_owned(), from_py(&v)?);
+        }
+        Value::Dict(out)
+    } else if let Ok(l) = obj.cast::<PyList>() {
+        Value::List(list(l.as_any().try_iter()?)?)
+    } else if let Ok(t) = obj.cast::<PyTuple>() {
+        Value::Tuple(list(t.as_any().try_iter()?)?)
+    } else if obj.hasattr("tobytes")? {
+        owned(obj.call_method0("tobytes")?.extract()?)
+    } else if obj.hasattr("timestamp")? {
+        Value::Time(millis(obj)?)
+    } else if let Ok(it) = obj.try_iter() {
+        Value::List(list(it)?)
+    } else {
+        Value::Other(obj.get_type().name()?.to_string().into())
     })
 }
 

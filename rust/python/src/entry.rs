@@ -5,18 +5,17 @@ use pulsar_entries_core::decode::entry_metadata::{entry_metadata as build, entry
 use pulsar_entries_core::decode::message_id_columns::with_message_ids as add_ids;
 use pulsar_entries_core::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 use pulsar_entries_core::format::metadata::MessageMetadataView;
-use pulsar_entries_core::value::{entry_value, metadata_value};
+use pulsar_entries_core::value::{entry_value, input, metadata_value};
 use pulsar_entries_core::MessageInput;
 use pulsar_entries_core::{decode::binary::binary_values, format::encode, options, proto};
-use pulsar_entries_core::{message_schema, Decoder, EncodeOptions, EntryView, Key};
-use pyo3::exceptions::PyTypeError;
+use pulsar_entries_core::{message_schema, Decoder, EncodeOptions, EntryView};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches_and_schema, dict_to_py, now_ms, string_pairs, table};
-use crate::errors::{Class, Error, Result};
+use crate::convert::{batches_and_schema, dict_to_py, from_py, now_ms, string_pairs, table};
+use crate::errors::{Error, Result};
 use crate::processors::processors_from;
 
 /// Decodes entries (an Arrow table, record batch or stream) into a
@@ -62,42 +61,9 @@ fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> Result<Bound<'py, PyDict>> 
     )?)
 }
 
+/// One message dict, parsed by the core.
 fn message_input(obj: &Bound<'_, PyAny>, index: usize) -> Result<MessageInput> {
-    let dict = obj
-        .cast::<PyDict>()
-        .map_err(|_| PyTypeError::new_err(format!("messages[{index}] must be a dict")))?;
-    let mut m = MessageInput {
-        value: Some(Vec::new()),
-        ..Default::default()
-    };
-    for (k, v) in dict.iter() {
-        let name: String = k.extract()?;
-        let bad = |what: &str| {
-            PyTypeError::new_err(format!("messages[{index}][{name:?}] must be {what}"))
-        };
-        match name.as_str() {
-            "value" => m.value = v.extract().map_err(|_| bad("bytes or None"))?,
-            "key" => {
-                m.key = if v.is_none() {
-                    None
-                } else if let Ok(s) = v.cast::<PyString>() {
-                    Some(Key::Text(s.extract::<String>()?))
-                } else if let Ok(b) = v.cast::<PyBytes>() {
-                    Some(Key::Binary(b.as_bytes().to_vec()))
-                } else {
-                    return Err(bad("str, bytes or None").into());
-                }
-            }
-            "properties" => m.properties = string_pairs(&v).map_err(|_| bad("a dict of str to str"))?,
-            "event_time" => m.event_time = v.extract().map_err(|_| bad("a non-negative int (ms) or None"))?,
-            "sequence_id" => m.sequence_id = v.extract().map_err(|_| bad("a non-negative int or None"))?,
-            "ordering_key" => m.ordering_key = v.extract().map_err(|_| bad("bytes or None"))?,
-            _ => return Err(Class::InputSchema.err(format!(
-                "messages[{index}] has unknown key {name:?}; expected value, key, properties, event_time, sequence_id, ordering_key"
-            ))),
-        }
-    }
-    Ok(m)
+    Ok(input::message_input(&from_py(obj)?, index)?)
 }
 
 /// The keyword arguments `encode_entry` and `encode_chunked` share.

@@ -23,8 +23,9 @@
 use pulsar_entries_core::compaction::lookup::LookupError;
 use pulsar_entries_core::offload::OffloadError;
 use pulsar_entries_core::stamp::StampError;
+use pulsar_entries_core::value::input::InputError;
 use pulsar_entries_core::{EntryError, ErrorKind};
-use pyo3::exceptions::{PyException, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -184,6 +185,16 @@ impl From<LookupError> for Error {
 impl From<StampError> for Error {
     fn from(e: StampError) -> Self {
         Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
+    }
+}
+
+/// A value of the wrong type is Python's `TypeError`.
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Self {
+        match e {
+            InputError::Type(text) => Error::Py(PyTypeError::new_err(text)),
+            InputError::UnknownKey(text) => Error::Raise(Class::InputSchema, text),
+        }
     }
 }
 

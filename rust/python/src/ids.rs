@@ -8,9 +8,13 @@ use pulsar_entries_core::{AnyMessageId, ChunkMessageId, MessageId};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyType};
 
 use crate::errors::{Class, Result};
+
+/// `MessageId`'s constructor arguments: `(ledger_id, entry_id, partition,
+/// batch_index, batch_size)`.
+type IdArgs = (i64, i64, i32, i32, Option<i32>);
 
 /// A message position, as Pulsar's Java client compares, prints and
 /// serializes it (`MessageIdImpl` / `BatchMessageIdImpl`).
@@ -134,7 +138,7 @@ impl PyMessageId {
         h.finish()
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, IdArgs) {
         let m = slf.get().inner;
         let args = (
             m.ledger_id,
@@ -143,13 +147,7 @@ impl PyMessageId {
             m.batch_index,
             m.batch_size,
         );
-        PyTuple::new(
-            slf.py(),
-            [
-                slf.get_type().into_any(),
-                args.into_pyobject(slf.py())?.into_any(),
-            ],
-        )
+        (slf.get_type(), args)
     }
 }
 
@@ -205,17 +203,13 @@ impl PyChunkMessageId {
         )
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        let py = slf.py();
-        let c = slf.get().chunk;
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyType>, (Py<PyMessageId>, Py<PyMessageId>))> {
+        let (py, c) = (slf.py(), slf.get().chunk);
         let args = (new_message_id(py, c.first)?, new_message_id(py, c.last)?);
-        PyTuple::new(
-            py,
-            [
-                slf.get_type().into_any(),
-                args.into_pyobject(py)?.into_any(),
-            ],
-        )
+        Ok((slf.get_type(), args))
     }
 }
 

@@ -5,59 +5,16 @@ use pulsar_entries_core::processor::kafka::encode::{
     encode_control_batch, encode_kop_entry, encode_record_batch, KafkaBatchOptions,
     KafkaRecordInput,
 };
-use pyo3::exceptions::PyTypeError;
+use pulsar_entries_core::value::input::kafka_record;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::PyBytes;
 
-use crate::convert::{millis, millis_or, now_ms};
-use crate::errors::{Class, Result};
+use crate::convert::{from_py, millis_or, now_ms};
+use crate::errors::Result;
 
-fn bytes_or_text(v: &Bound<'_, PyAny>) -> Option<Option<Vec<u8>>> {
-    if v.is_none() {
-        Some(None)
-    } else if let Ok(s) = v.cast::<PyString>() {
-        s.to_cow().ok().map(|s| Some(s.as_bytes().to_vec()))
-    } else {
-        v.cast::<PyBytes>()
-            .ok()
-            .map(|b| Some(b.as_bytes().to_vec()))
-    }
-}
-
+/// One record dict, parsed by the core.
 fn record_input(obj: &Bound<'_, PyAny>, index: usize) -> Result<KafkaRecordInput> {
-    let dict = obj
-        .cast::<PyDict>()
-        .map_err(|_| PyTypeError::new_err(format!("records[{index}] must be a dict")))?;
-    let mut r = KafkaRecordInput::default();
-    for (k, v) in dict.iter() {
-        let name: String = k.extract()?;
-        let bad =
-            |what: &str| PyTypeError::new_err(format!("records[{index}][{name:?}] must be {what}"));
-        match name.as_str() {
-            "key" => r.key = bytes_or_text(&v).ok_or_else(|| bad("bytes, str or None"))?,
-            "value" => r.value = bytes_or_text(&v).ok_or_else(|| bad("bytes, str or None"))?,
-            "timestamp" => r.timestamp = if v.is_none() { None } else { Some(millis(&v)?) },
-            "offset_delta" => r.offset_delta = v.extract().map_err(|_| bad("an int or None"))?,
-            "headers" if v.is_none() => {}
-            "headers" => {
-                let items: Vec<Bound<'_, PyAny>> = match v.cast::<PyDict>() {
-                    Ok(d) => d.items().iter().collect(),
-                    Err(_) => v.try_iter()?.collect::<PyResult<_>>()?,
-                };
-                for item in items {
-                    let pair = item.cast::<PyTuple>().ok().filter(|t| t.len() == 2);
-                    let pair = pair.ok_or_else(|| bad("a list of (str, bytes or None) pairs"))?;
-                    let key: String = pair.get_item(0)?.extract().map_err(|_| bad("(str, bytes) pairs"))?;
-                    let value = bytes_or_text(&pair.get_item(1)?).ok_or_else(|| bad("(str, bytes or None) pairs"))?;
-                    r.headers.push((key, value));
-                }
-            }
-            _ => return Err(Class::InputSchema.err(format!(
-                "records[{index}] has unknown key {name:?}; expected key, value, headers, timestamp, offset_delta"
-            ))),
-        }
-    }
-    Ok(r)
+    Ok(kafka_record(&from_py(obj)?, index)?)
 }
 
 /// Encodes one Kafka RecordBatch v2 (magic 2).

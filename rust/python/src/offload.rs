@@ -10,7 +10,7 @@ use pulsar_entries_core::decode::binary::single_value;
 use pulsar_entries_core::offload::table::{entry_rows, single_ledger};
 use pulsar_entries_core::offload::{self as core, BlockRange};
 use pulsar_entries_core::offload::{EntryRange, LedgerMetadataSpec, ObjectName, OffloadIndex};
-use pulsar_entries_core::value::{blocks_value, offload_index_value};
+use pulsar_entries_core::value::{blocks_value, object_name_value, offload_index_value};
 use pulsar_entries_core::EntryError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -107,18 +107,9 @@ fn offload_blocks(
 /// `{"uuid", "ledger_id", "role"}` for an offload object name, else None.
 #[pyfunction]
 fn parse_offload_name<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let Some(n) = ObjectName::parse(name) else {
-        return Ok(None);
-    };
-    let d = PyDict::new(py);
-    d.set_item("uuid", &n.uuid)?;
-    d.set_item("ledger_id", n.ledger_id)?;
-    let role = match n.role {
-        core::ObjectRole::Data => "data",
-        core::ObjectRole::Index => "index",
-    };
-    d.set_item("role", role)?;
-    Ok(Some(d))
+    let name = ObjectName::parse(name);
+    name.map(|n| dict_to_py(py, &object_name_value(&n)))
+        .transpose()
 }
 
 /// Writes an object through `write` to `data_path`, then its index to `index_path`.

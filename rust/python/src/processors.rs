@@ -15,14 +15,15 @@ use pulsar_entries_core::processor::input::{messages, record_at, OwnedMessage};
 use pulsar_entries_core::processor::kafka::KafkaProcessor;
 use pulsar_entries_core::processor::{
     batch_message, pulsar_messages, single_message, EntryContext, Message, PayloadProcessor,
-    Processors, PulsarProcessor, Selector, Sink, TimestampType,
+    Processors, PulsarProcessor, Selector, Sink,
 };
+use pulsar_entries_core::value::input::owned_message;
 use pulsar_entries_core::EntryError;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
-use crate::convert::{dict_to_py, millis};
+use crate::convert::{dict_to_py, from_py};
 use crate::entry::metadata_dict;
 use crate::errors::{Class, Result};
 use pulsar_entries_core::value::message_value;
@@ -135,131 +136,6 @@ pub fn processors_from(list: Option<Vec<Bound<'_, PyAny>>>) -> Result<Processors
     Ok(Processors::new(out))
 }
 
-fn bytes_like(v: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
-    if let Ok(b) = v.cast::<PyBytes>() {
-        Some(b.as_bytes().to_vec())
-    } else if let Ok(b) = v.cast::<PyByteArray>() {
-        Some(b.to_vec())
-    } else if let Ok(s) = v.cast::<PyString>() {
-        s.to_cow().ok().map(|s| s.as_bytes().to_vec())
-    } else if v.hasattr("tobytes").unwrap_or(false) {
-        v.call_method0("tobytes").ok()?.extract::<Vec<u8>>().ok()
-    } else {
-        None
-    }
-}
-
-fn owned_message(obj: &Bound<'_, PyAny>, index: usize) -> Result<OwnedMessage> {
-    let dict = obj.cast::<PyDict>().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "message {index} is a {}, not a dict",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
-    })?;
-    let mut m = OwnedMessage::default();
-    let mut key_b64: Option<bool> = None;
-    for (k, v) in dict.iter() {
-        let name: String = k
-            .extract()
-            .map_err(|_| PyTypeError::new_err(format!("message {index}: keys must be str")))?;
-        let bad =
-            |what: &str| PyTypeError::new_err(format!("message {index}[{name:?}] must be {what}"));
-        match name.as_str() {
-            "value" => {
-                m.value = if v.is_none() {
-                    None
-                } else {
-                    Some(bytes_like(&v).ok_or_else(|| bad("bytes, str or None"))?)
-                }
-            }
-            "key" => {
-                if v.is_none() {
-                    m.key = None;
-                } else if let Ok(s) = v.cast::<PyString>() {
-                    m.key = Some(s.to_cow()?.into_owned());
-                } else if let Ok(b) = v.cast::<PyBytes>() {
-                    use base64::Engine as _;
-                    m.key = Some(base64::engine::general_purpose::STANDARD.encode(b.as_bytes()));
-                    key_b64 = Some(key_b64.unwrap_or(true));
-                } else {
-                    return Err(bad("str, bytes or None").into());
-                }
-            }
-            "key_b64_encoded" => {
-                key_b64 = Some(v.extract::<Option<bool>>().map_err(|_| bad("a bool"))?.unwrap_or(false))
-            }
-            "ordering_key" => {
-                m.ordering_key = if v.is_none() {
-                    None
-                } else {
-                    Some(bytes_like(&v).ok_or_else(|| bad("bytes or None"))?)
-                }
-            }
-            "properties" => {
-                if !v.is_none() {
-                    let d = v.cast::<PyDict>().map_err(|_| bad("a dict of str to str"))?;
-                    for (pk, pv) in d.iter() {
-                        m.properties.push((
-                            pk.extract().map_err(|_| bad("a dict of str to str"))?,
-                            pv.extract().map_err(|_| bad("a dict of str to str"))?,
-                        ));
-                    }
-                }
-            }
-            "headers" => {
-                if !v.is_none() {
-                    let mut hs = Vec::new();
-                    for item in v.try_iter().map_err(|_| bad("a list of (str, bytes or None) pairs"))? {
-                        let item = item?;
-                        let pair = item
-                            .cast::<PyTuple>()
-                            .ok()
-                            .filter(|t| t.len() == 2)
-                            .ok_or_else(|| bad("a list of (str, bytes or None) pairs"))?;
-                        let hk: String = pair
-                            .get_item(0)?
-                            .extract()
-                            .map_err(|_| bad("a list of (str, bytes or None) pairs"))?;
-                        let hv = pair.get_item(1)?;
-                        let hv = if hv.is_none() {
-                            None
-                        } else {
-                            Some(bytes_like(&hv).ok_or_else(|| bad("a list of (str, bytes or None) pairs"))?)
-                        };
-                        hs.push((hk, hv));
-                    }
-                    m.headers = Some(hs);
-                }
-            }
-            "event_time" => m.event_time = if v.is_none() { None } else { Some(millis(&v).map_err(|_| bad("an int (ms), a datetime or None"))?) },
-            "timestamp_type" => {
-                m.timestamp_type = match v.extract::<Option<String>>().map_err(|_| bad("a str or None"))? {
-                    None => None,
-                    Some(s) => Some(
-                        TimestampType::parse(&s).ok_or_else(|| bad("'create_time', 'log_append_time' or None"))?,
-                    ),
-                }
-            }
-            "sequence_id" => m.sequence_id = v.extract().map_err(|_| bad("an int or None"))?,
-            "batch_index" => m.batch_index = v.extract().map_err(|_| bad("an int or None"))?,
-            "offset" => m.offset = v.extract().map_err(|_| bad("an int or None"))?,
-            "compacted_out" => {
-                m.compacted_out = v.extract::<Option<bool>>().map_err(|_| bad("a bool"))?.unwrap_or(false)
-            }
-            _ => {
-                return Err(Class::InputSchema.err(format!(
-                    "message {index} has unknown key {name:?}; expected value, key, key_b64_encoded, ordering_key, properties, headers, event_time, timestamp_type, sequence_id, batch_index, offset, compacted_out"
-                )))
-            }
-        }
-    }
-    m.key_b64_encoded = key_b64.unwrap_or(false);
-    Ok(m)
-}
-
 /// A payload processor written in Python.
 struct PyProcessor {
     name: String,
@@ -309,7 +185,7 @@ impl PayloadProcessor for PyProcessor {
                 }
                 let mut out = Vec::new();
                 for (i, item) in result.try_iter()?.enumerate() {
-                    out.push(owned_message(&item?, i)?);
+                    out.push(owned_message(&from_py(&item?)?, i)?);
                 }
                 Ok(out)
             };

@@ -35,6 +35,33 @@ pub struct ClientOptions {
     pub max_frame_bytes: usize,
 }
 
+impl ClientOptions {
+    /// Options from milliseconds and counts, checked: both timeouts and the
+    /// pipeline depth positive, frames of at least 64 bytes.
+    pub fn checked(
+        request_timeout_ms: u64,
+        connect_timeout_ms: u64,
+        pipeline_depth: usize,
+        max_frame_bytes: usize,
+    ) -> Result<Self, BookKeeperError> {
+        if request_timeout_ms == 0
+            || connect_timeout_ms == 0
+            || pipeline_depth == 0
+            || max_frame_bytes < 64
+        {
+            return Err(BookKeeperError::Options(
+                "timeout_ms, connect_timeout_ms and pipeline_depth must be positive, max_frame_bytes at least 64".into(),
+            ));
+        }
+        Ok(Self {
+            connect_timeout: Duration::from_millis(connect_timeout_ms),
+            request_timeout: Duration::from_millis(request_timeout_ms),
+            pipeline_depth,
+            max_frame_bytes,
+        })
+    }
+}
+
 impl Default for ClientOptions {
     fn default() -> Self {
         Self {
@@ -415,5 +442,22 @@ fn io_why(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::UnexpectedEof => "the bookie closed the connection".into(),
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_options_refuse_zeros_and_tiny_frames() {
+        let o = ClientOptions::checked(1_500, 1_000, 8, 64).unwrap();
+        assert_eq!(o.request_timeout, Duration::from_millis(1_500));
+        assert_eq!(o.connect_timeout, Duration::from_millis(1_000));
+        assert_eq!((o.pipeline_depth, o.max_frame_bytes), (8, 64));
+        for bad in [(0, 1, 1, 64), (1, 0, 1, 64), (1, 1, 0, 64), (1, 1, 1, 63)] {
+            let e = ClientOptions::checked(bad.0, bad.1, bad.2, bad.3).unwrap_err();
+            assert_eq!(e.kind(), crate::error::ErrorKind::Options, "{bad:?}");
+        }
     }
 }

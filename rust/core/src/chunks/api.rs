@@ -101,6 +101,20 @@ pub fn leftover_schema(input: &Schema) -> SchemaRef {
     Arc::new(Schema::new_with_metadata(fields, input.metadata().clone()))
 }
 
+/// The schema of what [`finish_leftovers`] gives for leftovers of schema
+/// `leftovers`: the reassembly output of its columns without `_watermark`
+/// and `_role`.
+pub fn finished_schema(leftovers: &Schema) -> SchemaRef {
+    let hidden = [WATERMARK_COLUMN, ROLE_COLUMN];
+    let keep: Vec<Field> = leftovers
+        .fields()
+        .iter()
+        .filter(|f| !hidden.contains(&f.name().as_str()))
+        .map(|f| f.as_ref().clone())
+        .collect();
+    output_schema(&Schema::new(keep))
+}
+
 /// The partition pass of a distributed reassembly, streaming: one partition of
 /// a topic-ordered input (a contiguous range of each topic partition) is
 /// reassembled as far as it can be on its own, batch by batch.

@@ -44,8 +44,8 @@ mod output;
 mod state;
 
 pub use api::{
-    finish_leftovers, leftover_schema, reassemble, reassemble_partition, PartitionReassembler,
-    PartitionResult, Reassembler,
+    finish_leftovers, finished_schema, leftover_schema, reassemble, reassemble_partition,
+    PartitionReassembler, PartitionResult, Reassembler,
 };
 pub use options::{
     output_schema, ReassemblyOptions, ORPHAN_LIMIT, ROLE_COLUMN, STATUS_COMPLETE, STATUS_DUPLICATE,

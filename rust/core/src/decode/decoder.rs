@@ -14,7 +14,7 @@ use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, FormatError, Result};
 use crate::format::batch::{split_batch, BatchRecord, RecordBuf};
-use crate::format::compression::{Codec, Decompressor};
+use crate::format::compression::{first_output, Codec, Decompressor};
 use crate::format::frame::EntryView;
 use crate::format::metadata::MessageMetadataView;
 use crate::processor::api::{
@@ -285,8 +285,9 @@ impl Decoder {
         if codec != Codec::None && size as usize <= opts.max_uncompressed_size {
             // Grow once, to what the rest of the input projects at this
             // entry's expansion so far, instead of doubling (each doubling
-            // copies the column or faults in fresh pages).
-            let need = at + size as usize;
+            // copies the column or faults in fresh pages). Only as far as the
+            // payload can prove: a stream codec's claimed size is not evidence.
+            let need = at + first_output(codec, entry.payload.len(), size as usize);
             let data = &mut columns.value.data;
             if data.capacity() < need {
                 let rest = (need as u128 * *in_left as u128 / (*in_done).max(1) as u128) as usize;

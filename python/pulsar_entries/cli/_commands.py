@@ -71,7 +71,11 @@ def cmd_generate(args: argparse.Namespace) -> None:
 def cmd_decode(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     rows, errors = engine(args).decode(
-        args.input, args.out, verify_checksum=not args.no_verify, keep_markers=args.keep_markers
+        args.input,
+        args.out,
+        verify_checksum=not args.no_verify,
+        keep_markers=args.keep_markers,
+        utf8_errors=args.utf8_errors,
     )
     took = time.perf_counter() - started
     print(f"decoded into {rows:,} rows ({errors:,} error rows) in {took:.1f}s -> {args.out}")

@@ -32,7 +32,7 @@ use crate::format::compression::Decompressor;
 
 use super::compactor::{output_schema, rewrite_entry, Output};
 use super::keys::{KeyState, Observation};
-use super::scan::{scan_entry, ChunkInfo, EntryKind};
+use super::scan::{scan_entry, ChunkInfo, EntryKind, KAFKA_KEPT};
 use super::{CompactOptions, Order, Position};
 
 /// Schema of [`candidates`].
@@ -197,6 +197,7 @@ pub fn candidates(batch: &RecordBatch, opts: &CompactOptions, reduce: bool) -> R
         });
         match result {
             Ok(EntryKind::Marker) => {}
+            Ok(EntryKind::Kafka) => found.push(whole(KAFKA_KEPT.into())),
             Ok(_) => found.append(&mut pending),
             Err(err) => found.push(whole(err.to_string())),
         }

@@ -214,11 +214,17 @@ impl Decompressor {
             Codec::Lz4 | Codec::Snappy | Codec::Zlib | Codec::Zstd
                 if size > max_output(codec, input.len()) =>
             {
+                let what = match codec {
+                    Codec::Lz4 => "LZ4 block",
+                    Codec::Snappy => "Snappy block",
+                    Codec::Zlib => "zlib stream",
+                    _ => "zstd frame",
+                };
                 return Err(fail(format!(
-                    "uncompressed_size {size} is more than {} bytes of {codec} can hold ({} at most)",
+                    "uncompressed_size {size} is more than a {}-byte {what} can hold ({} at most)",
                     input.len(),
                     max_output(codec, input.len())
-                )))
+                )));
             }
             Codec::Snappy => {
                 let n = snap::raw::decompress_len(input).map_err(|e| fail(e.to_string()))?;

@@ -2,7 +2,7 @@
 //! buffer (v2 record batches back to back), as the Kafka processor reads it.
 //!
 //! Lean: the batch split, the records-section decompression (bounded to
-//! 1 MiB) and the record parse, with the output buffers reused across inputs.
+//! 1 MiB) and the record parse, with the decompression buffer reused across inputs.
 //! Checks: never a panic; every batch lies inside the payload, in order; a
 //! decompressed section never exceeds the limit; parsed records borrow from
 //! that section and a successful parse yields exactly `records_count` records.
@@ -30,7 +30,6 @@ fuzz_target!(|payload: &[u8]| {
     let mut end = 0;
     OUT.with(|out| {
         let out = &mut *out.borrow_mut();
-        let mut records = Vec::new();
         for b in &batches {
             assert!(b.position >= end, "batches overlap");
             let start = b.records.as_ptr() as usize - payload.as_ptr() as usize;
@@ -44,7 +43,7 @@ fuzz_target!(|payload: &[u8]| {
                 continue;
             }
             assert!(out.len() <= LIMIT);
-            records.clear();
+            let mut records = Vec::new();
             if parse_records(out, b.records_count, &mut records).is_ok() {
                 assert_eq!(records.len(), b.records_count as usize);
                 let (lo, hi) = (out.as_ptr() as usize, out.as_ptr() as usize + out.len());

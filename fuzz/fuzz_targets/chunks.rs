@@ -57,7 +57,10 @@ fuzz_target!(|input: &[u8]| {
     let schema = r.schema();
     for b in &out {
         assert_eq!(b.schema().fields(), schema.fields());
-        if let Some(status) = b.column_by_name("status").and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned()) {
+        if let Some(status) = b
+            .column_by_name("status")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+        {
             for s in status.iter().flatten() {
                 assert!(
                     ["complete", "incomplete", "expired", "evicted", "duplicate"].contains(&s),

@@ -61,11 +61,19 @@ fn check_view(data: &[u8], view: &EntryView<'_>) {
     let md = &view.metadata;
     assert_eq!(md.properties.iter().count(), md.properties.len());
     assert_eq!(md.replicate_to().count(), md.replicate_to_count());
-    assert_eq!(md.compacted_batch_indexes().count(), md.compacted_batch_indexes_count());
+    assert_eq!(
+        md.compacted_batch_indexes().count(),
+        md.compacted_batch_indexes_count()
+    );
     assert_eq!(md.encryption_keys().count(), md.encryption_keys_count());
 }
 
-fn check_rows(data: &[u8], view: Result<EntryView<'_>, String>, keep_markers: bool, batches: &[RecordBatch]) {
+fn check_rows(
+    data: &[u8],
+    view: Result<EntryView<'_>, String>,
+    keep_markers: bool,
+    batches: &[RecordBatch],
+) {
     let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
     let Some(batch) = batches.first() else {
         panic!("finish gave no batch");
@@ -99,7 +107,10 @@ fn check_rows(data: &[u8], view: Result<EntryView<'_>, String>, keep_markers: bo
         );
         return;
     }
-    assert!(!(md.marker_type.is_some() && !keep_markers), "a skipped marker produced rows");
+    assert!(
+        !(md.marker_type.is_some() && !keep_markers),
+        "a skipped marker produced rows"
+    );
     if error.null_count() < rows {
         assert_eq!(rows, 1, "an error row must be the entry's only row");
         return;
@@ -112,7 +123,8 @@ fn check_rows(data: &[u8], view: Result<EntryView<'_>, String>, keep_markers: bo
     } else if opaque || !md.is_batch() {
         assert_eq!(rows, 1);
         assert_eq!(batch_index.value(0), -1);
-        let stored_plain = opaque || Codec::from_proto(md.compression.unwrap_or(0)) == Some(Codec::None);
+        let stored_plain =
+            opaque || Codec::from_proto(md.compression.unwrap_or(0)) == Some(Codec::None);
         if stored_plain && md.null_value != Some(true) {
             assert_eq!(column::<BinaryArray>(batch, "value").value(0), view.payload);
         }
@@ -123,7 +135,10 @@ fn check_rows(data: &[u8], view: Result<EntryView<'_>, String>, keep_markers: bo
             assert_eq!(rows, n);
             assert!((0..rows).all(|i| batch_index.value(i) == i as i32));
         } else {
-            assert!(rows == n || rows == retained, "{rows} rows, n {n}, retained {retained}");
+            assert!(
+                rows == n || rows == retained,
+                "{rows} rows, n {n}, retained {retained}"
+            );
         }
     }
     let _ = data;
@@ -136,14 +151,19 @@ fuzz_target!(|data: &[u8]| {
     let unverified = EntryView::parse_with(data, false, Some(&lossy));
     if let Ok(strict) = EntryView::parse(data, true) {
         // Valid text parses the same either way.
-        assert!(verified.as_ref().is_ok_and(|v| v.metadata.producer_name == strict.metadata.producer_name));
+        assert!(verified
+            .as_ref()
+            .is_ok_and(|v| v.metadata.producer_name == strict.metadata.producer_name));
     }
     if let Ok(v) = &verified {
         check_view(data, v);
         if let Some(stored) = v.checksum {
             assert_eq!(v.computed_checksum(), stored);
         }
-        assert!(unverified.is_ok(), "parses with the checksum verified but not without");
+        assert!(
+            unverified.is_ok(),
+            "parses with the checksum verified but not without"
+        );
     }
     if let Ok(v) = &unverified {
         check_view(data, v);

@@ -30,7 +30,9 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check(d: &mut Decompressor, selector: u8, codec: Codec, size: u32, input: &[u8]) {
-    let first = d.decompress(codec, input, size, LIMIT, 0).map(<[u8]>::to_vec);
+    let first = d
+        .decompress(codec, input, size, LIMIT, 0)
+        .map(<[u8]>::to_vec);
     if let Ok(out) = &first {
         if codec == Codec::None {
             assert_eq!(out.as_slice(), input);
@@ -39,12 +41,16 @@ fn check(d: &mut Decompressor, selector: u8, codec: Codec, size: u32, input: &[u
         }
     }
     // Reuse: state left by the first call must not change the result.
-    let again = d.decompress(codec, input, size, LIMIT, 0).map(<[u8]>::to_vec);
+    let again = d
+        .decompress(codec, input, size, LIMIT, 0)
+        .map(<[u8]>::to_vec);
     assert_eq!(first, again);
 
     // Over the limit is refused up front.
     if codec != Codec::None && size > 0 {
-        assert!(d.decompress(codec, input, size, size as usize - 1, 0).is_err());
+        assert!(d
+            .decompress(codec, input, size, size as usize - 1, 0)
+            .is_err());
     }
 
     // Whatever the bytes, compressing them must decompress back to them.

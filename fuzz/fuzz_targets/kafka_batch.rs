@@ -12,7 +12,9 @@ use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
 use pulsar_entries_core::processor::kafka::codec::{decompress, KafkaCodec};
-use pulsar_entries_core::processor::kafka::records::{control_type, parse_records, split_batches, LOG_OVERHEAD};
+use pulsar_entries_core::processor::kafka::records::{
+    control_type, parse_records, split_batches, LOG_OVERHEAD,
+};
 
 const LIMIT: usize = 1 << 20;
 

@@ -16,6 +16,10 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(back, id);
     assert_eq!(back.position().key(), id.position().key());
     assert_eq!(back.seek_position().key(), id.seek_position().key());
-    assert_eq!(back.serialize(), bytes, "serialize is a fixed point after one round trip");
+    assert_eq!(
+        back.serialize(),
+        bytes,
+        "serialize is a fixed point after one round trip"
+    );
     let _ = id.to_string();
 });

@@ -16,7 +16,10 @@ fn check(batches: &[RecordBatch]) {
         let data = b.column(2).as_any().downcast_ref::<BinaryArray>().unwrap();
         let error = b.column(3).as_any().downcast_ref::<StringArray>().unwrap();
         for i in 0..b.num_rows() {
-            assert!(!error.is_null(i) || !data.is_null(i), "row {i} has neither data nor an error");
+            assert!(
+                !error.is_null(i) || !data.is_null(i),
+                "row {i} has neither data nor an error"
+            );
         }
     }
 }

@@ -63,9 +63,9 @@ def test_cli_decode_utf8_errors_option(tmp_path):
     pq.write_table(entries(bad_batch()), src)
     for mode, rows in [("replace", 3), ("error", 1)]:
         out = tmp_path / f"out-{mode}.parquet"
+        utf8 = ["--utf8-errors", mode]
         run = subprocess.run(
-            [sys.executable, "-m", "pulsar_entries", "--engine", "local", "decode", str(src), str(out)]
-            + ["--utf8-errors", mode],
+            [sys.executable, "-m", "pulsar_entries", "--engine", "local", "decode", str(src), str(out), *utf8],
             capture_output=True,
             text=True,
         )

@@ -34,7 +34,13 @@ pub fn decode_options(
     keep_markers: bool,
     max_uncompressed_size: usize,
 ) -> Result<DecodeOptions> {
-    decode_options_with(verify_checksum, keep_markers, max_uncompressed_size, "replace", None)
+    decode_options_with(
+        verify_checksum,
+        keep_markers,
+        max_uncompressed_size,
+        "replace",
+        None,
+    )
 }
 
 /// Decode options: `utf8_errors` is `replace` or `error`;

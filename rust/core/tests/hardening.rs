@@ -143,7 +143,10 @@ fn invalid_utf8_is_replaced_by_default_and_the_batch_keeps_every_message() {
             Some(REPLACED.into())
         ]
     );
-    assert_eq!(strings(&out, "replicated_from")[3].as_deref(), Some(REPLACED));
+    assert_eq!(
+        strings(&out, "replicated_from")[3].as_deref(),
+        Some(REPLACED)
+    );
     assert_eq!(strings(&out, "uuid")[3].as_deref(), Some(REPLACED));
     // Values are untouched bytes.
     let values = out.column_by_name("value").unwrap().as_binary::<i32>();
@@ -153,7 +156,11 @@ fn invalid_utf8_is_replaced_by_default_and_the_batch_keeps_every_message() {
     let row = props.value(1);
     let keys = row.column(0).as_string::<i32>();
     let vals = row.column(1).as_string::<i32>();
-    let pairs: Vec<(&str, &str)> = keys.iter().zip(vals.iter()).map(|(k, v)| (k.unwrap(), v.unwrap())).collect();
+    let pairs: Vec<(&str, &str)> = keys
+        .iter()
+        .zip(vals.iter())
+        .map(|(k, v)| (k.unwrap(), v.unwrap()))
+        .collect();
     assert!(pairs.contains(&(REPLACED, "v")), "{pairs:?}");
     assert_eq!(pairs.len(), 1, "{pairs:?}");
     // The entry-level property, re-read lazily from a lossily parsed view.
@@ -162,7 +169,10 @@ fn invalid_utf8_is_replaced_by_default_and_the_batch_keeps_every_message() {
     let view = EntryView::parse_with(&data, true, Some(&lossy)).unwrap();
     let entry_props: Vec<_> = view.metadata.properties.iter().collect();
     assert_eq!(entry_props, vec![("a", REPLACED)]);
-    assert!(EntryView::parse(&data, true).is_err(), "strict parsing still refuses it");
+    assert!(
+        EntryView::parse(&data, true).is_err(),
+        "strict parsing still refuses it"
+    );
 }
 
 #[test]
@@ -176,7 +186,10 @@ fn utf8_errors_error_makes_the_entry_one_error_row_naming_the_field() {
     let second = errors[1].as_deref().unwrap();
     assert!(second.contains("is not UTF-8"), "{second}");
     let e = decode_options_with(true, false, 1, "ignore", None).unwrap_err();
-    assert!(e.to_string().contains("unknown utf8_errors \"ignore\""), "{e}");
+    assert!(
+        e.to_string().contains("unknown utf8_errors \"ignore\""),
+        "{e}"
+    );
     assert!(decode_options_with(true, false, 1, "replace", Some(0)).is_err());
 }
 
@@ -200,10 +213,17 @@ fn under_rlimit_as(name: &str, limit: u64) -> (bool, String) {
     let out = Command::new("prlimit")
         .arg(format!("--as={limit}"))
         .arg(&exe)
-        .args(["--ignored", "--exact", name, "--test-threads=1", "--nocapture"])
+        .args([
+            "--ignored",
+            "--exact",
+            name,
+            "--test-threads=1",
+            "--nocapture",
+        ])
         .output()
         .expect("prlimit (util-linux) runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success() && text.contains("1 passed"), text)
 }
 
@@ -223,8 +243,16 @@ fn child_zlib_zstd_claims() {
         assert_eq!(out.num_rows(), 64);
         let errors = strings(&out, "error");
         assert!(errors.iter().all(Option::is_some), "{codec}: {errors:?}");
-        assert!(errors[0].as_deref().unwrap().contains(codec.name()), "{:?}", errors[0]);
-        assert!(started.elapsed() < Duration::from_secs(5), "{codec}: {:?}", started.elapsed());
+        assert!(
+            errors[0].as_deref().unwrap().contains(codec.name()),
+            "{:?}",
+            errors[0]
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{codec}: {:?}",
+            started.elapsed()
+        );
     }
 }
 
@@ -284,7 +312,9 @@ fn streams_still_decode_whatever_their_ratio() {
     // and incompressible payloads, both codecs, several sizes.
     for codec in [Codec::Zlib, Codec::Zstd] {
         for len in [0usize, 1, 1000, 70_000, 3 << 20] {
-            let value: Vec<u8> = (0..len).map(|i| if i % 3 == 0 { (i * 7) as u8 } else { 0 }).collect();
+            let value: Vec<u8> = (0..len)
+                .map(|i| if i % 3 == 0 { (i * 7) as u8 } else { 0 })
+                .collect();
             let entry = encode_entry(
                 &[MessageInput {
                     value: Some(value.clone()),
@@ -326,7 +356,10 @@ fn max_output_bytes_budgets_one_call_and_resets_after_finish() {
     assert_eq!(errors[..2], [None, None]);
     let third = errors[2].as_deref().unwrap();
     assert!(third.contains("max_output_bytes"), "{third}");
-    assert_eq!(errors[3], None, "a smaller entry still fits the 500 bytes left");
+    assert_eq!(
+        errors[3], None,
+        "a smaller entry still fits the 500 bytes left"
+    );
     // A new call (after finish) starts a fresh budget.
     let mut d = Decoder::new(opts);
     for _ in 0..2 {
@@ -382,8 +415,15 @@ fn compaction_counts_kop_entries_apart_from_unreadable_ones() {
     assert_eq!((s.kafka_entries, s.unreadable_entries), (1, 1), "{s:?}");
     let out = arrow_select::concat::concat_batches(&out[0].schema(), &out).unwrap();
     let errors = strings(&out, "error");
-    let kop_row = errors.iter().flatten().find(|e| e.contains("Kafka-on-Pulsar")).expect("a KoP row");
+    let kop_row = errors
+        .iter()
+        .flatten()
+        .find(|e| e.contains("Kafka-on-Pulsar"))
+        .expect("a KoP row");
     assert!(!kop_row.contains("payload_size"), "{kop_row}");
     let data = out.column_by_name("data").unwrap().as_binary::<i32>();
-    assert!(data.iter().any(|d| d == Some(kop.as_slice())), "the KoP entry is kept byte for byte");
+    assert!(
+        data.iter().any(|d| d == Some(kop.as_slice())),
+        "the KoP entry is kept byte for byte"
+    );
 }

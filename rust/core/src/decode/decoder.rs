@@ -16,8 +16,8 @@ use crate::error::{EntryError, FormatError, Result};
 use crate::format::batch::{split_batch, BatchRecord, RecordBuf};
 use crate::format::compression::{first_output, Codec, Decompressor};
 use crate::format::frame::EntryView;
-use crate::format::wire::Lossy;
 use crate::format::metadata::MessageMetadataView;
+use crate::format::wire::Lossy;
 use crate::processor::api::{
     base_offset, DecodeOptions, EntryContext, EntryId, Message, Sink, TxnKey, TxnOutcome,
 };

@@ -166,7 +166,8 @@ fn parse_encryption_key<'a>(
             1 => key = Some(r.expect_str(v, at, "key")?),
             2 => value = Some(r.expect_bytes(v, at, "value")?),
             3 => {
-                let kv = parse_key_value(r.expect_bytes(v, at, "metadata")?, base + at, space, lossy)?;
+                let kv =
+                    parse_key_value(r.expect_bytes(v, at, "metadata")?, base + at, space, lossy)?;
                 replaced |= kv.2;
                 count += 1;
             }

@@ -287,7 +287,9 @@ impl Decompressor {
                 break;
             }
             if produced == window {
-                room = room.saturating_mul(2).min(size);
+                // Double what is there (a reused buffer may already be longer
+                // than `room`), so the next call always has space.
+                room = window.saturating_mul(2).max(FIRST_STEP).min(size);
             }
         }
         if produced != size {
@@ -347,7 +349,7 @@ impl Decompressor {
                 break;
             }
             if produced == window {
-                room = room.saturating_mul(2).min(size);
+                room = window.saturating_mul(2).max(FIRST_STEP).min(size);
             }
         }
         if produced != size {
@@ -592,6 +594,32 @@ mod tests {
                     "{codec} len {}",
                     input.len()
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_reused_buffer_never_changes_a_stream_result() {
+        // Fuzz finding (issue 16 runs, `decompress`): a Decompressor whose
+        // buffer was longer than the first output step called zstd with no
+        // output space once the step filled, and reported "Destination buffer
+        // is too small" where a fresh one reported "Data corruption detected".
+        // The input as the target reads it: codec, size, bytes.
+        let data = [
+            0xdf, 0x05, 0x00, 0x01, 0x2c, 0x28, 0xb5, 0x2f, 0xfd, 0x60, 0x2c, 0x00, 0xdd, 0x00,
+            0x00, 0xa0, 0x7b, 0x69, 0x22, 0x64, 0x22, 0x3a, 0x38, 0x37, 0x33, 0x35, 0x37, 0x32,
+            0x2c, 0x22, 0x76, 0x22, 0x3a, 0x22, 0x61, 0x62, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff,
+        ];
+        let size = u32::from_be_bytes(data[1..5].try_into().unwrap()) % ((1 << 20) + 1);
+        for codec in [Codec::Zstd, Codec::Zlib] {
+            let fresh = dec(codec, &data[5..], size as usize);
+            for len in [1usize, 4096, 64 << 10, (64 << 10) + 1, 300_000, 1 << 20] {
+                let mut d = Decompressor::default();
+                d.out = vec![7; len];
+                let warm = d
+                    .decompress(codec, &data[5..], size, 1 << 20, 0)
+                    .map(<[u8]>::to_vec);
+                assert_eq!(fresh, warm, "{codec}, buffer of {len}");
             }
         }
     }

@@ -614,8 +614,10 @@ mod tests {
         for codec in [Codec::Zstd, Codec::Zlib] {
             let fresh = dec(codec, &data[5..], size as usize);
             for len in [1usize, 4096, 64 << 10, (64 << 10) + 1, 300_000, 1 << 20] {
-                let mut d = Decompressor::default();
-                d.out = vec![7; len];
+                let mut d = Decompressor {
+                    out: vec![7; len],
+                    ..Decompressor::default()
+                };
                 let warm = d
                     .decompress(codec, &data[5..], size, 1 << 20, 0)
                     .map(<[u8]>::to_vec);

@@ -1,10 +1,10 @@
 //! One fuzz input = `[u32 BE index length][index object][data object]`.
 //!
-//! Reads the data object with and without the index, whole and from an
-//! arbitrary block-aligned base offset, and checks the reader's contract:
-//! - never a panic, whatever the bytes (including absurd lengths and counts);
-//! - every row is either a clean entry (data, no error) or carries an error;
-//! - re-reading gives the same rows.
+//! Lean: reads the data object once with the index and once without, then
+//! (when the index parses) each indexed block from its own offset. Checks the
+//! reader's contract: never a panic, whatever the bytes (absurd lengths and
+//! counts included); every row is either a clean entry (data, no error) or
+//! carries an error.
 #![no_main]
 
 use arrow_array::{Array, BinaryArray, RecordBatch, StringArray};
@@ -34,12 +34,10 @@ fuzz_target!(|input: &[u8]| {
         ledger_id: Some(7),
         ranges: None,
     };
-    let with = read_ledger(data, Some(index), &opts);
-    check(&with);
-    assert_eq!(with, read_ledger(data, Some(index), &opts));
+    check(&read_ledger(data, Some(index), &opts));
     check(&read_ledger(data, None, &opts));
     if let Ok(idx) = OffloadIndex::parse(index) {
-        for b in idx.blocks(Some(7)) {
+        for b in idx.blocks(Some(7)).into_iter().take(16) {
             let start = (b.offset as usize).min(data.len());
             let end = start.saturating_add(b.length as usize).min(data.len());
             check(&read_object(&data[start..end], b.offset, Some(&idx), &opts));

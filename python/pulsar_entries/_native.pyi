@@ -201,6 +201,8 @@ def decode(
     keep_markers: bool = False,
     max_uncompressed_size: int = ...,
     processors: Sequence[ProcessorLike] | None = None,
+    utf8_errors: str = "replace",
+    max_output_bytes: int | None = None,
 ) -> pa.Table:
     """Decodes entries into one row per message.
 
@@ -212,6 +214,13 @@ def decode(
 
     ``processors`` (default ``[KAFKA, PULSAR]``) are tried in order per entry;
     see ``pulsar_entries.processors``.
+
+    ``utf8_errors``: a text field (producer name, key, property, uuid,
+    replicated_from, ...) that is not valid UTF-8 is ``"replace"``d, each
+    malformed sequence by U+FFFD as Pulsar's Java client reads it (default),
+    or makes the entry one ``"error"`` row naming the field and offset.
+    ``max_output_bytes`` caps the decompressed payload bytes of this call;
+    an entry that would exceed it is an error row.
     """
 
 def stamp(

@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--keep-markers", action="store_true", help="keep marker entries as rows")
     add_cluster_options(d)
     add_overwrite(d, "OUT")
+    d.add_argument(
+        "--utf8-errors",
+        choices=["replace", "error"],
+        default="replace",
+        help="text fields that are not UTF-8: replace with U+FFFD as Pulsar's Java client does (default), "
+        "or make the entry an error row",
+    )
     d.set_defaults(func=cmd_decode)
 
     i = sub.add_parser("inspect", help="summarize a topic: counts, codecs, sizes, time range, errors")

@@ -78,7 +78,11 @@ def cmd_decode(args: argparse.Namespace) -> None:
     runner = engine(args)
     with staged(args.out, inputs=inputs(args), directory=runner.directory_outputs, overwrite=args.overwrite) as tmp:
         rows, errors = runner.decode(
-            source(args), tmp, verify_checksum=not args.no_verify, keep_markers=args.keep_markers
+            source(args),
+            tmp,
+            verify_checksum=not args.no_verify,
+            keep_markers=args.keep_markers,
+            utf8_errors=args.utf8_errors,
         )
     took = time.perf_counter() - started
     print(f"decoded into {rows:,} rows ({errors:,} error rows) in {took:.1f}s -> {args.out}")

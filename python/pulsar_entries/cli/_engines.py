@@ -63,7 +63,8 @@ def compaction_summary(stats: dict, took: float) -> str:
         f"{stats['entries_written']:,} entries ({stats['messages_written']:,} messages) "
         f"in {took * 1000:.0f} ms ({rate:,.0f} messages/s); "
         f"{stats['tombstones']:,} tombstones, {stats['null_key_dropped']:,} key-less dropped, "
-        f"{stats['markers']:,} markers, {stats['unreadable_entries']:,} unreadable kept unchanged"
+        f"{stats['markers']:,} markers; kept unchanged: {stats.get('kafka_entries', 0):,} Kafka-on-Pulsar entries, "
+        f"{stats['unreadable_entries']:,} unreadable"
     )
 
 

@@ -28,6 +28,8 @@ def decode(
     max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
     processors: Any = None,
     columns: Sequence[str] | None = None,
+    utf8_errors: str = "replace",
+    max_output_bytes: int | None = None,
 ) -> DataFrame:
     """Decodes a DataFrame of entries (``ledger_id``, ``entry_id``, ``data``,
     optional ``partition``) into one row per message, as :func:`pulsar_entries.decode`.
@@ -42,7 +44,11 @@ def decode(
     ``columns`` keeps only those output columns, chosen inside the Python
     worker: Spark cannot prune a ``mapInArrow`` output, and moving the rows
     back to the JVM costs in proportion to their bytes (keep ``error`` to see
-    bad entries)."""
+    bad entries).
+
+    ``utf8_errors`` and ``max_output_bytes`` are as in
+    :func:`pulsar_entries.decode`; the budget applies to each slice of at most
+    1,024 entries / 4 MiB a task decodes at once."""
     schema = message_schema()
     entries = entry_frame(df, carry=True)
     extras = carried_columns(entries.columns, schema.names)
@@ -58,7 +64,11 @@ def decode(
         keep_markers=keep_markers,
         max_uncompressed_size=max_uncompressed_size,
         processors=processors,
+        utf8_errors=utf8_errors,
+        max_output_bytes=max_output_bytes,
     )
+    # Checked once on the driver, not in every task.
+    _native.decode(EMPTY_ENTRIES, utf8_errors=utf8_errors, max_output_bytes=max_output_bytes)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:

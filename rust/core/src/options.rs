@@ -9,6 +9,7 @@ use crate::compaction::{CompactOptions, Order};
 use crate::decode::MAX_UNCOMPRESSED_SIZE_CAP;
 use crate::error::{EntryError, Result};
 use crate::format::compression::Codec;
+use crate::format::wire::Utf8Errors;
 use crate::processor::api::DecodeOptions;
 use crate::processor::kafka::codec::KafkaCodec;
 
@@ -26,17 +27,55 @@ pub fn size_limit(name: &str, value: usize) -> Result<usize> {
     Ok(value)
 }
 
-/// Decode options, with `max_uncompressed_size` checked.
+/// Decode options, with `max_uncompressed_size` checked and the defaults for
+/// the rest (UTF-8 replaced, no output budget); see [`decode_options_with`].
 pub fn decode_options(
     verify_checksum: bool,
     keep_markers: bool,
     max_uncompressed_size: usize,
 ) -> Result<DecodeOptions> {
+    decode_options_with(
+        verify_checksum,
+        keep_markers,
+        max_uncompressed_size,
+        "replace",
+        None,
+    )
+}
+
+/// Decode options: `utf8_errors` is `replace` or `error`;
+/// `max_output_bytes` (the decompressed bytes one decode call may produce)
+/// is at least 1 or `None` (no budget).
+pub fn decode_options_with(
+    verify_checksum: bool,
+    keep_markers: bool,
+    max_uncompressed_size: usize,
+    utf8_errors: &str,
+    max_output_bytes: Option<usize>,
+) -> Result<DecodeOptions> {
+    if max_output_bytes == Some(0) {
+        return Err(invalid(
+            "max_output_bytes must be at least 1 (None means no budget)".into(),
+        ));
+    }
     Ok(DecodeOptions {
         verify_checksum,
         keep_markers,
         max_uncompressed_size: size_limit("max_uncompressed_size", max_uncompressed_size)?,
+        utf8_errors: utf8_errors_mode(utf8_errors)?,
+        max_output_bytes,
     })
+}
+
+/// `replace` or `error`.
+pub fn utf8_errors_mode(name: &str) -> Result<Utf8Errors> {
+    match name.to_ascii_lowercase().as_str() {
+        "replace" => Ok(Utf8Errors::Replace),
+        "error" => Ok(Utf8Errors::Error),
+        _ => Err(invalid(format!(
+            "unknown utf8_errors {name:?}; expected \"replace\" or \"error\""
+        ))),
+    }
 }
 
 /// A compaction order by name: `publish` or `event_time`.

@@ -21,7 +21,8 @@ use crate::processors::processors_from;
 /// Decodes entries (an Arrow table, record batch or stream) into a
 /// `pyarrow.Table` of messages.
 #[pyfunction]
-#[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, processors=None))]
+#[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, processors=None, utf8_errors="replace", max_output_bytes=None))]
+#[allow(clippy::too_many_arguments)]
 fn decode<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
@@ -29,8 +30,16 @@ fn decode<'py>(
     keep_markers: bool,
     max_uncompressed_size: usize,
     processors: Option<Vec<Bound<'py, PyAny>>>,
+    utf8_errors: &str,
+    max_output_bytes: Option<usize>,
 ) -> Result<Bound<'py, PyAny>> {
-    let opts = options::decode_options(verify_checksum, keep_markers, max_uncompressed_size)?;
+    let opts = options::decode_options_with(
+        verify_checksum,
+        keep_markers,
+        max_uncompressed_size,
+        utf8_errors,
+        max_output_bytes,
+    )?;
     let processors = processors_from(processors)?;
     let reader = entries.into_reader()?;
     // Python processors take the GIL back only for the entries they decode.

@@ -342,11 +342,10 @@ impl Machine {
             Some(t) if c.value.len() > t as usize => Bytes::Failed(format!(
                 "its chunks hold more than total_chunk_msg_size={t} bytes"
             )),
-            Some(t) => {
-                // Bounded above, so sized once, as Java sizes its buffer.
-                let mut buf = Vec::with_capacity(t as usize);
-                buf.extend_from_slice(c.value);
-                Bytes::Buffer(buf)
+            Some(_) => {
+                // Grows with the chunks received, never with the claimed
+                // total: a chunk 0 claiming 256 MiB costs its own bytes.
+                Bytes::Buffer(c.value.to_vec())
             }
         };
         let mut ctx = self.new_ctx(c, batch, row, Kind::Live(bytes))?;

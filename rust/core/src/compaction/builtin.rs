@@ -90,6 +90,7 @@ impl StatFields for CompactStats {
             ("null_key_dropped", self.null_key_dropped),
             ("aborted_dropped", self.aborted_dropped),
             ("unreadable_entries", self.unreadable_entries),
+            ("kafka_entries", self.kafka_entries),
             ("keys", self.keys),
             ("entries_written", self.entries_written),
             ("messages_written", self.messages_written),
@@ -142,7 +143,7 @@ mod tests {
             ..Default::default()
         };
         let f = s.fields();
-        assert_eq!(f.len(), 10);
+        assert_eq!(f.len(), 11);
         assert!(f.contains(&("keys", 3)));
         assert!(f.contains(&("aborted_dropped", 0)));
         assert_eq!(StrategicStats::default().fields().len(), 7);

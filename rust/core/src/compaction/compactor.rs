@@ -30,7 +30,9 @@ use crate::format::frame::EntryView;
 
 use super::keys::{KeyState, Observation};
 use super::rebatch::rebatch;
-use super::scan::{aborted_transactions, batch_records, is_readable_batch, scan_entry, EntryKind};
+use super::scan::{
+    aborted_transactions, batch_records, is_readable_batch, scan_entry, EntryKind, KAFKA_KEPT,
+};
 use super::{CompactOptions, Position};
 
 /// Pending output bytes after which an output batch is cut (keeps 32-bit offsets safe).
@@ -60,7 +62,11 @@ pub struct CompactStats {
     pub null_key_dropped: u64,
     /// Messages of aborted transactions, skipped.
     pub aborted_dropped: u64,
+    /// Entries that could not be read (corrupt, truncated, null), kept unchanged.
     pub unreadable_entries: u64,
+    /// Kafka-on-Pulsar entries (`entry.format=kafka`), readable but not
+    /// Pulsar batches: kept unchanged, and not counted as unreadable.
+    pub kafka_entries: u64,
     pub keys: u64,
     pub entries_written: u64,
     pub messages_written: u64,
@@ -321,6 +327,10 @@ impl Compactor {
         });
         match result {
             Ok(EntryKind::Marker) => self.stats.markers += 1,
+            Ok(EntryKind::Kafka) => {
+                self.stats.kafka_entries += 1;
+                self.special.insert(key, Retain::Whole(KAFKA_KEPT.into()));
+            }
             Ok(_) if !null_kept.is_empty() => {
                 self.special.insert(key, Retain::Indexes(null_kept));
             }

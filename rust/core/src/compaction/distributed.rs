@@ -29,10 +29,11 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::decode::entries::{int_column, EntryRows};
 use crate::error::{EntryError, Result};
 use crate::format::compression::Decompressor;
+use crate::format::frame::EntryView;
 
 use super::compactor::{output_schema, rewrite_entry, Output};
 use super::keys::{KeyState, Observation};
-use super::scan::{scan_entry, ChunkInfo, EntryKind};
+use super::scan::{is_kafka_entry, scan_entry, ChunkInfo, EntryKind, KAFKA_KEPT};
 use super::{CompactOptions, Order, Position};
 
 /// Schema of [`candidates`].
@@ -208,6 +209,7 @@ pub fn candidates(
         });
         match result {
             Ok(EntryKind::Marker) => {}
+            Ok(EntryKind::Kafka) => found.push(whole(KAFKA_KEPT.into())),
             Ok(_) => found.append(&mut pending),
             Err(err) => found.push(whole(err.to_string())),
         }
@@ -450,6 +452,11 @@ pub fn rebuild(batch: &RecordBatch, opts: &CompactOptions) -> Result<Vec<RecordB
         };
         list.sort_unstable();
         list.dedup();
+        // A KoP entry is kept whole with the same words as in process.
+        if EntryView::parse(data, opts.verify_checksum).is_ok_and(|v| is_kafka_entry(&v.metadata)) {
+            out.push(key, Some(data), Some(KAFKA_KEPT));
+            continue;
+        }
         match rewrite_entry(&mut decompressor, data, &list, opts) {
             Ok(Some((bytes, _))) => out.push(key, Some(bytes.as_deref().unwrap_or(data)), None),
             Ok(None) => {}

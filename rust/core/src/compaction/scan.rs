@@ -14,6 +14,7 @@ use crate::format::batch::{split_batch, BatchRecord};
 use crate::format::compression::{Codec, Decompressor};
 use crate::format::frame::EntryView;
 use crate::format::metadata::{MessageMetadataView, MARKER_TXN_ABORT};
+use crate::processor::kafka::{ENTRY_FORMAT_KAFKA, ENTRY_FORMAT_KEY};
 
 use super::CompactOptions;
 
@@ -55,6 +56,24 @@ pub enum EntryKind {
     Single,
     /// A readable batch, rebuilt by phase two.
     Batch,
+    /// A Kafka-on-Pulsar entry (`entry.format=kafka`): its payload is Kafka
+    /// record batches, which Pulsar's compactor does not read. No
+    /// candidates; kept unchanged.
+    Kafka,
+}
+
+/// Why a Kafka-on-Pulsar entry is kept whole (its `error` text in the output).
+pub const KAFKA_KEPT: &str = "Kafka-on-Pulsar entry (entry.format=kafka): its Kafka record batches are not compacted by Pulsar's compactor; kept unchanged";
+
+/// A KoP entry: `entry.format=kafka`, not a marker, chunk or encrypted entry.
+pub fn is_kafka_entry(md: &MessageMetadataView<'_>) -> bool {
+    md.marker_type.is_none()
+        && !md.is_encrypted()
+        && !md.is_chunk()
+        && md
+            .properties
+            .iter()
+            .any(|(k, v)| k == ENTRY_FORMAT_KEY && v.eq_ignore_ascii_case(ENTRY_FORMAT_KAFKA))
 }
 
 /// Whether phase two rewrites this entry as a batch (`RawBatchConverter.isReadableBatch`).
@@ -140,6 +159,9 @@ pub fn scan_entry(
     let md = &entry.metadata;
     if md.marker_type.is_some() {
         return Ok(EntryKind::Marker);
+    }
+    if is_kafka_entry(md) {
+        return Ok(EntryKind::Kafka);
     }
     if !is_readable_batch(md) {
         f(single_candidate(&entry));

@@ -14,9 +14,10 @@ use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, FormatError, Result};
 use crate::format::batch::{split_batch, BatchRecord, RecordBuf};
-use crate::format::compression::{Codec, Decompressor};
+use crate::format::compression::{first_output, Codec, Decompressor};
 use crate::format::frame::EntryView;
 use crate::format::metadata::MessageMetadataView;
+use crate::format::wire::Lossy;
 use crate::processor::api::{
     base_offset, DecodeOptions, EntryContext, EntryId, Message, Sink, TxnKey, TxnOutcome,
 };
@@ -103,6 +104,9 @@ pub struct Decoder {
     /// still to come when the value buffer must grow.
     in_done: usize,
     in_left: usize,
+    /// Decompressed payload bytes since the last `finish`, against
+    /// `max_output_bytes`.
+    out_bytes: usize,
 }
 
 impl Decoder {
@@ -125,6 +129,7 @@ impl Decoder {
             value_hint: 0,
             in_done: 0,
             in_left: 0,
+            out_bytes: 0,
         }
     }
 
@@ -153,16 +158,51 @@ impl Decoder {
         };
         self.in_done += data.len();
         self.in_left = self.in_left.saturating_sub(data.len());
-        let entry = match EntryView::parse(data, self.opts.verify_checksum) {
+        // Replacement text for fields that are not UTF-8 (allocates only then).
+        let lossy = Lossy::default();
+        let parsed = EntryView::parse_with(
+            data,
+            self.opts.verify_checksum,
+            self.opts.utf8_errors.arena(&lossy),
+        );
+        let entry = match parsed {
             Ok(entry) => entry,
             Err(e) => {
                 self.append_error(id, None, &e.to_string());
                 return;
             }
         };
-        if let Err(e) = self.decode_parsed(id, &entry) {
+        if let Err(e) = self
+            .spend_budget(&entry)
+            .and_then(|()| self.decode_parsed(id, &entry))
+        {
             self.append_error(id, Some(&entry), &e.to_string());
         }
+    }
+
+    /// Counts the entry's decompressed payload against `max_output_bytes`;
+    /// past the budget the entry is an error row and costs nothing.
+    fn spend_budget(&mut self, entry: &EntryView<'_>) -> Result<()> {
+        let Some(budget) = self.opts.max_output_bytes else {
+            return Ok(());
+        };
+        let md = &entry.metadata;
+        let opaque = md.marker_type.is_some() || md.is_encrypted() || md.is_chunk();
+        let size = match payload_codec(entry) {
+            Ok((_, size)) if !opaque => size as usize,
+            _ => entry.payload.len(),
+        };
+        let left = budget.saturating_sub(self.out_bytes);
+        if size > left {
+            return Err(EntryError::from(FormatError::TooLarge {
+                what: "payload would exceed max_output_bytes: uncompressed_size",
+                size: size as u64,
+                limit: left as u64,
+                offset: entry.payload_offset,
+            }));
+        }
+        self.out_bytes += size;
+        Ok(())
     }
 
     fn decode_parsed(&mut self, id: EntryId, entry: &EntryView<'_>) -> Result<()> {
@@ -285,8 +325,9 @@ impl Decoder {
         if codec != Codec::None && size as usize <= opts.max_uncompressed_size {
             // Grow once, to what the rest of the input projects at this
             // entry's expansion so far, instead of doubling (each doubling
-            // copies the column or faults in fresh pages).
-            let need = at + size as usize;
+            // copies the column or faults in fresh pages). Only as far as the
+            // payload can prove: a stream codec's claimed size is not evidence.
+            let need = at + first_output(codec, entry.payload.len(), size as usize);
             let data = &mut columns.value.data;
             if data.capacity() < need {
                 let rest = (need as u128 * *in_left as u128 / (*in_done).max(1) as u128) as usize;
@@ -385,6 +426,7 @@ impl Decoder {
             })
             .collect();
         self.txn = TxnTracker::default();
+        self.out_bytes = 0;
         batches
     }
 }

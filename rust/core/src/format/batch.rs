@@ -3,6 +3,7 @@
 
 use crate::error::{EntryError, FormatError, Result};
 use crate::format::metadata::{MessageMetadataView, SingleMessageMetadataView};
+use crate::format::wire::Lossy;
 
 /// One message of a batch, borrowing from the batch buffer.
 #[derive(Debug, Clone, Copy)]
@@ -42,11 +43,12 @@ fn recycle<'b>(mut v: Vec<BatchRecord<'_>>) -> Vec<BatchRecord<'b>> {
 const MIN_RECORD: usize = 6;
 
 #[inline(always)]
-fn read_record(
-    buf: &[u8],
+fn read_record<'a>(
+    buf: &'a [u8],
     pos: usize,
     index: usize,
-) -> Result<(SingleMessageMetadataView<'_>, &[u8], usize)> {
+    lossy: Option<&'a Lossy>,
+) -> Result<(SingleMessageMetadataView<'a>, &'a [u8], usize)> {
     let fail = |offset: usize, reason: String| {
         EntryError::from(FormatError::Batch {
             index,
@@ -74,7 +76,7 @@ fn read_record(
                 ),
             )
         })?;
-    let smm = SingleMessageMetadataView::parse(&buf[smm_start..smm_end], smm_start)
+    let smm = SingleMessageMetadataView::parse_with(&buf[smm_start..smm_end], smm_start, lossy)
         .map_err(|e| fail(smm_start, e.to_string()))?;
     let payload_size = usize::try_from(smm.payload_size).map_err(|_| {
         fail(
@@ -104,9 +106,12 @@ fn read_record(
 /// read to the end of the buffer and the count decides the shape: as many as
 /// the list means retained-only (indexes come from the list), as many as
 /// `num_messages_in_batch` means placeholders kept (indexes are positions).
+///
+/// Text in the records is replaced, not an error, when `header` was parsed
+/// lossily (`header.lossy`).
 pub fn split_batch<'a>(
     buf: &'a [u8],
-    header: &MessageMetadataView<'_>,
+    header: &MessageMetadataView<'a>,
     out: &mut Vec<BatchRecord<'a>>,
 ) -> Result<()> {
     let declared = header.num_messages();
@@ -132,7 +137,7 @@ pub fn split_batch<'a>(
     let mut pos = 0;
     if retained == 0 {
         for index in 0..n {
-            let (metadata, payload, next) = read_record(buf, pos, index)?;
+            let (metadata, payload, next) = read_record(buf, pos, index, header.lossy)?;
             out.push(BatchRecord {
                 index: index as i32,
                 metadata,
@@ -155,7 +160,7 @@ pub fn split_batch<'a>(
                 ),
             }));
         }
-        let (metadata, payload, next) = read_record(buf, pos, count)?;
+        let (metadata, payload, next) = read_record(buf, pos, count, header.lossy)?;
         out.push(BatchRecord {
             index: count as i32,
             metadata,

@@ -95,7 +95,7 @@ impl FromStr for Codec {
 pub struct Decompressor {
     out: Vec<u8>,
     zlib: Decompress,
-    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    zstd: Option<zstd::stream::raw::Decoder<'static>>,
 }
 
 impl Default for Decompressor {
@@ -108,10 +108,44 @@ impl Default for Decompressor {
     }
 }
 
-/// An LZ4 block expands at most 255:1 (each extra length byte adds 255), plus
-/// a few literal bytes; a larger `uncompressed_size` cannot be right.
-fn lz4_max_output(input_len: usize) -> usize {
-    input_len.saturating_mul(255).saturating_add(64)
+/// The most bytes `input_len` compressed bytes can expand to under `codec`,
+/// from the format itself: a larger `uncompressed_size` cannot be right, and
+/// is refused before anything is allocated.
+///
+/// - LZ4 block: 255:1 (each extra length byte adds 255), plus a few literals;
+/// - Snappy block: 64 bytes per 3-byte copy element (~21.3:1);
+/// - zlib (deflate): 1032:1, deflate's maximum (258 bytes per 2 bits);
+/// - zstd frame: a block holds at most 128 KiB and the smallest block (an RLE
+///   block: 3-byte header, 1 byte) takes 4 bytes, so 32 KiB per input byte.
+pub fn max_output(codec: Codec, input_len: usize) -> usize {
+    let ratio = match codec {
+        Codec::None => return input_len,
+        Codec::Lz4 => 255,
+        Codec::Snappy => 22,
+        Codec::Zlib => 1032,
+        Codec::Zstd => return (input_len / 4 + 1).saturating_mul(128 << 10),
+    };
+    input_len.saturating_mul(ratio).saturating_add(64)
+}
+
+/// The output a streaming codec (zlib, zstd) gets before its stream has
+/// produced anything: `size` when the stream proves nothing, bounded by a
+/// modest multiple of the input. It then doubles as the stream fills it, so
+/// memory follows what the stream really produces, never the size claimed.
+pub fn first_output(codec: Codec, input_len: usize, size: usize) -> usize {
+    match codec {
+        Codec::Zlib | Codec::Zstd => size.min(input_len.saturating_mul(8).max(FIRST_STEP)),
+        _ => size,
+    }
+}
+
+const FIRST_STEP: usize = 64 << 10;
+
+/// Grows `out` so that `out[at..]` holds at least `want` bytes (zero-filled).
+fn grow_to(out: &mut Vec<u8>, at: usize, want: usize) {
+    if out.len() < at + want {
+        out.resize(at + want, 0);
+    }
 }
 
 impl Decompressor {
@@ -177,11 +211,20 @@ impl Decompressor {
                     input.len()
                 )))
             }
-            Codec::Lz4 if size > lz4_max_output(input.len()) => {
+            Codec::Lz4 | Codec::Snappy | Codec::Zlib | Codec::Zstd
+                if size > max_output(codec, input.len()) =>
+            {
+                let what = match codec {
+                    Codec::Lz4 => "LZ4 block",
+                    Codec::Snappy => "Snappy block",
+                    Codec::Zlib => "zlib stream",
+                    _ => "zstd frame",
+                };
                 return Err(fail(format!(
-                    "uncompressed_size {size} is more than a {}-byte LZ4 block can hold",
-                    input.len()
-                )))
+                    "uncompressed_size {size} is more than a {}-byte {what} can hold ({} at most)",
+                    input.len(),
+                    max_output(codec, input.len())
+                )));
             }
             Codec::Snappy => {
                 let n = snap::raw::decompress_len(input).map_err(|e| fail(e.to_string()))?;
@@ -196,11 +239,141 @@ impl Decompressor {
         let end = at
             .checked_add(size)
             .ok_or_else(|| fail("output offset overflow".into()))?;
-        if out.len() < end {
-            out.resize(end, 0);
+        match codec {
+            // Streams: the buffer grows as the stream proves its size.
+            Codec::Zlib => self.zlib_into(input, size, out, at, &fail)?,
+            Codec::Zstd => self.zstd_into(input, size, out, at, &fail)?,
+            _ => {
+                if out.len() < end {
+                    out.resize(end, 0);
+                }
+                self.decompress_into(codec, input, &mut out[at..end], offset)?;
+            }
         }
-        self.decompress_into(codec, input, &mut out[at..end], offset)?;
         Ok(size)
+    }
+
+    /// Inflates a zlib stream into `out[at..at + size]`, growing `out` only
+    /// as the stream produces bytes. Java's Deflater output is sync-flushed and
+    /// never finished, so it stops at `size` bytes instead of waiting for a
+    /// stream end / Adler-32.
+    fn zlib_into(
+        &mut self,
+        input: &[u8],
+        size: usize,
+        out: &mut Vec<u8>,
+        at: usize,
+        fail: &dyn Fn(String) -> EntryError,
+    ) -> Result<()> {
+        let z = &mut self.zlib;
+        z.reset(true);
+        let mut produced = 0;
+        let mut room = first_output(Codec::Zlib, input.len(), size);
+        while produced < size {
+            grow_to(out, at, room);
+            let window = (out.len() - at).min(size);
+            let consumed = z.total_in() as usize;
+            let status = z
+                .decompress(
+                    &input[consumed..],
+                    &mut out[at + produced..at + window],
+                    FlushDecompress::Sync,
+                )
+                .map_err(|e| fail(e.to_string()))?;
+            let now = z.total_out() as usize;
+            let progressed = now > produced || z.total_in() as usize > consumed;
+            produced = now;
+            if status == Status::StreamEnd || !progressed {
+                break;
+            }
+            if produced == window {
+                // Double what is there (a reused buffer may already be longer
+                // than `room`), so the next call always has space.
+                room = window.saturating_mul(2).max(FIRST_STEP).min(size);
+            }
+        }
+        if produced != size {
+            return Err(fail(format!(
+                "stream ended after {produced} bytes, uncompressed_size is {size}"
+            )));
+        }
+        // Stricter than Java (which silently truncates): a stream with
+        // output left past `size` means the size field is wrong.
+        let consumed = z.total_in() as usize;
+        if consumed < input.len() {
+            let mut probe = [0u8; 1];
+            let before = z.total_out();
+            let _ = z.decompress(&input[consumed..], &mut probe, FlushDecompress::Sync);
+            if z.total_out() > before {
+                return Err(fail(format!(
+                    "stream holds more than uncompressed_size {size} bytes"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Decompresses zstd frames into `out[at..at + size]`, growing `out` only
+    /// as the frames produce bytes. Output past `size`, trailing bytes that
+    /// are not a frame, or fewer than `size` bytes are errors.
+    fn zstd_into(
+        &mut self,
+        input: &[u8],
+        size: usize,
+        out: &mut Vec<u8>,
+        at: usize,
+        fail: &dyn Fn(String) -> EntryError,
+    ) -> Result<()> {
+        use zstd::stream::raw::Operation;
+        let z = match &mut self.zstd {
+            Some(z) => {
+                z.reinit().map_err(|e| fail(e.to_string()))?;
+                z
+            }
+            None => self
+                .zstd
+                .insert(zstd::stream::raw::Decoder::new().map_err(|e| fail(e.to_string()))?),
+        };
+        let (mut consumed, mut produced, mut remaining) = (0, 0, 0);
+        let mut room = first_output(Codec::Zstd, input.len(), size);
+        while produced < size {
+            grow_to(out, at, room);
+            let window = (out.len() - at).min(size);
+            let st = z
+                .run_on_buffers(&input[consumed..], &mut out[at + produced..at + window])
+                .map_err(|e| fail(e.to_string()))?;
+            consumed += st.bytes_read;
+            produced += st.bytes_written;
+            remaining = st.remaining;
+            if st.bytes_read == 0 && st.bytes_written == 0 {
+                break;
+            }
+            if produced == window {
+                room = window.saturating_mul(2).max(FIRST_STEP).min(size);
+            }
+        }
+        if produced != size {
+            return Err(fail(format!(
+                "produced {produced} bytes, uncompressed_size is {size}"
+            )));
+        }
+        // A frame larger than `size` is an error, not a truncation; so are
+        // trailing bytes that are not a frame.
+        if consumed < input.len() || remaining != 0 {
+            let mut probe = [0u8; 1];
+            let st = z
+                .run_on_buffers(&input[consumed..], &mut probe)
+                .map_err(|e| fail(e.to_string()))?;
+            if st.bytes_written > 0 {
+                return Err(fail(format!(
+                    "frame holds more than uncompressed_size {size} bytes"
+                )));
+            }
+            if st.remaining != 0 && consumed + st.bytes_read == input.len() {
+                return Err(fail("truncated frame".into()));
+            }
+        }
+        Ok(())
     }
 
     /// Fills `out` (exactly the uncompressed size) from `input`.
@@ -235,63 +408,8 @@ impl Decompressor {
                     .decompress(input, out)
                     .map_err(|e| fail(e.to_string()))?;
             }
-            Codec::Zstd => {
-                let zstd = match &mut self.zstd {
-                    Some(z) => z,
-                    None => self
-                        .zstd
-                        .insert(zstd::bulk::Decompressor::new().map_err(|e| fail(e.to_string()))?),
-                };
-                // A frame larger than `out` is an error, not a truncation.
-                let n = zstd
-                    .decompress_to_buffer(input, out)
-                    .map_err(|e| fail(e.to_string()))?;
-                if n != size {
-                    return Err(fail(format!(
-                        "produced {n} bytes, uncompressed_size is {size}"
-                    )));
-                }
-            }
-            Codec::Zlib => {
-                let z = &mut self.zlib;
-                z.reset(true);
-                // Java's Deflater output is sync-flushed and never finished, so stop
-                // at `size` bytes instead of waiting for a stream end / Adler-32.
-                let mut produced = 0;
-                while produced < size {
-                    let consumed = z.total_in() as usize;
-                    let status = z
-                        .decompress(
-                            &input[consumed..],
-                            &mut out[produced..],
-                            FlushDecompress::Sync,
-                        )
-                        .map_err(|e| fail(e.to_string()))?;
-                    let now = z.total_out() as usize;
-                    let progressed = now > produced || z.total_in() as usize > consumed;
-                    produced = now;
-                    if status == Status::StreamEnd || !progressed {
-                        break;
-                    }
-                }
-                if produced != size {
-                    return Err(fail(format!(
-                        "stream ended after {produced} bytes, uncompressed_size is {size}"
-                    )));
-                }
-                // Stricter than Java (which silently truncates): a stream with
-                // output left past `size` means the size field is wrong.
-                let consumed = z.total_in() as usize;
-                if consumed < input.len() {
-                    let mut probe = [0u8; 1];
-                    let before = z.total_out();
-                    let _ = z.decompress(&input[consumed..], &mut probe, FlushDecompress::Sync);
-                    if z.total_out() > before {
-                        return Err(fail(format!(
-                            "stream holds more than uncompressed_size {size} bytes"
-                        )));
-                    }
-                }
+            Codec::Zlib | Codec::Zstd => {
+                return Err(fail("a stream codec reached the block path".into()))
             }
         }
         Ok(())
@@ -481,6 +599,34 @@ mod tests {
     }
 
     #[test]
+    fn a_reused_buffer_never_changes_a_stream_result() {
+        // Fuzz finding (issue 16 runs, `decompress`): a Decompressor whose
+        // buffer was longer than the first output step called zstd with no
+        // output space once the step filled, and reported "Destination buffer
+        // is too small" where a fresh one reported "Data corruption detected".
+        // The input as the target reads it: codec, size, bytes.
+        let data = [
+            0xdf, 0x05, 0x00, 0x01, 0x2c, 0x28, 0xb5, 0x2f, 0xfd, 0x60, 0x2c, 0x00, 0xdd, 0x00,
+            0x00, 0xa0, 0x7b, 0x69, 0x22, 0x64, 0x22, 0x3a, 0x38, 0x37, 0x33, 0x35, 0x37, 0x32,
+            0x2c, 0x22, 0x76, 0x22, 0x3a, 0x22, 0x61, 0x62, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff,
+        ];
+        let size = u32::from_be_bytes(data[1..5].try_into().unwrap()) % ((1 << 20) + 1);
+        for codec in [Codec::Zstd, Codec::Zlib] {
+            let fresh = dec(codec, &data[5..], size as usize);
+            for len in [1usize, 4096, 64 << 10, (64 << 10) + 1, 300_000, 1 << 20] {
+                let mut d = Decompressor {
+                    out: vec![7; len],
+                    ..Decompressor::default()
+                };
+                let warm = d
+                    .decompress(codec, &data[5..], size, 1 << 20, 0)
+                    .map(<[u8]>::to_vec);
+                assert_eq!(fresh, warm, "{codec}, buffer of {len}");
+            }
+        }
+    }
+
+    #[test]
     fn size_limit_is_checked_before_allocating() {
         let mut d = Decompressor::default();
         let err = d
@@ -503,7 +649,7 @@ mod tests {
         // The largest legal expansion still decodes: 1 MB of zeros.
         let zeros = vec![0u8; 1 << 20];
         let c = compress(Codec::Lz4, &zeros).unwrap();
-        assert!(zeros.len() <= lz4_max_output(c.len()));
+        assert!(zeros.len() <= max_output(Codec::Lz4, c.len()));
         assert_eq!(dec(Codec::Lz4, &c, zeros.len()).unwrap(), zeros);
     }
 

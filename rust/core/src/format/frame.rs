@@ -4,6 +4,7 @@
 use crate::error::{EntryError, FormatError, Result, Space};
 use crate::format::crc::crc32c;
 use crate::format::metadata::{BrokerEntryMetadataView, MessageMetadataView};
+use crate::format::wire::Lossy;
 
 pub const MAGIC_CHECKSUM: [u8; 2] = [0x0e, 0x01];
 pub const MAGIC_BROKER_ENTRY_METADATA: [u8; 2] = [0x0e, 0x02];
@@ -59,6 +60,17 @@ impl<'a> EntryView<'a> {
     /// Parses the framing and metadata. With `verify_checksum`, a stored CRC32C
     /// that does not match is an error.
     pub fn parse(data: &'a [u8], verify_checksum: bool) -> Result<Self> {
+        Self::parse_with(data, verify_checksum, None)
+    }
+
+    /// As [`Self::parse`]; with `lossy`, text fields that are not UTF-8
+    /// (in the metadata and, through it, in a batch's records) are replaced
+    /// (U+FFFD per malformed sequence) instead of failing the entry.
+    pub fn parse_with(
+        data: &'a [u8],
+        verify_checksum: bool,
+        lossy: Option<&'a Lossy>,
+    ) -> Result<Self> {
         let (broker_entry_metadata, mut pos) = split_broker_entry_metadata(data)?;
         let mut checksum = None;
         if data[pos..].starts_with(&MAGIC_CHECKSUM) {
@@ -90,8 +102,11 @@ impl<'a> EntryView<'a> {
             }
         }
         let payload_offset = metadata_offset + md_size;
-        let metadata =
-            MessageMetadataView::parse(&data[metadata_offset..payload_offset], metadata_offset)?;
+        let metadata = MessageMetadataView::parse_with(
+            &data[metadata_offset..payload_offset],
+            metadata_offset,
+            lossy,
+        )?;
         Ok(EntryView {
             data,
             broker_entry_metadata,

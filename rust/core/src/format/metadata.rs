@@ -7,7 +7,7 @@
 //! bytes, which keeps a view `Copy` and allocation-free.
 
 use crate::error::{EntryError, FormatError, Result, Space};
-use crate::format::wire::{packed_varints, utf8, Reader, Value};
+use crate::format::wire::{packed_varints, utf8, Lossy, Reader, Value};
 
 /// A repeated `KeyValue` field, read lazily from the message that holds it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -15,6 +15,9 @@ pub struct Properties<'a> {
     raw: &'a [u8],
     field: u32,
     count: u32,
+    /// Set when a KeyValue held invalid UTF-8 that was replaced: `iter`
+    /// then re-reads with checks, replacing into the same arena.
+    lossy: Option<&'a Lossy>,
 }
 
 impl<'a> Properties<'a> {
@@ -29,6 +32,7 @@ impl<'a> Properties<'a> {
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let field = self.field;
         let mut left = self.count;
+        let lossy = self.lossy;
         let mut reader = Reader::new(self.raw, 0, Space::Entry, "KeyValue");
         // Stops after the last KeyValue instead of scanning the rest of the message.
         std::iter::from_fn(move || {
@@ -40,7 +44,12 @@ impl<'a> Properties<'a> {
                 if f == field {
                     if let Value::Bytes(b) = v {
                         left -= 1;
-                        return Some(validated_key_value(b));
+                        return Some(match lossy {
+                            None => validated_key_value(b),
+                            Some(l) => parse_key_value(b, 0, Space::Entry, Some(l))
+                                .map(|(k, v, _)| (k, v))
+                                .unwrap_or(("", "")),
+                        });
                     }
                 }
             }
@@ -95,15 +104,21 @@ fn plain_key_value(buf: &[u8]) -> Option<(&[u8], &[u8])> {
     (k < 0x80 && v < 0x80 && value.len() == usize::from(v)).then_some((key, value))
 }
 
+/// A KeyValue's key and value, and whether invalid UTF-8 was replaced.
 #[inline]
-fn parse_key_value(buf: &[u8], base: usize, space: Space) -> Result<(&str, &str)> {
+fn parse_key_value<'a>(
+    buf: &'a [u8],
+    base: usize,
+    space: Space,
+    lossy: Option<&'a Lossy>,
+) -> Result<(&'a str, &'a str, bool)> {
     if let Some((key, value)) = plain_key_value(buf) {
         if let (Ok(key), Ok(value)) = (utf8(key), utf8(value)) {
-            return Ok((key, value));
+            return Ok((key, value, false));
         }
-        // Not UTF-8: the general reader below reports which field.
+        // Not UTF-8: the general reader below reports which field, or replaces.
     }
-    let mut r = Reader::new(buf, base, space, "KeyValue");
+    let mut r = Reader::new(buf, base, space, "KeyValue").with_lossy(lossy);
     let (mut key, mut value) = (None, None);
     while let Some((field, v, at)) = r.next_field()? {
         match field {
@@ -120,10 +135,13 @@ fn parse_key_value(buf: &[u8], base: usize, space: Space) -> Result<(&str, &str)
             field,
         })
     };
-    Ok((
+    let (key, value) = (
         key.ok_or_else(|| missing("key"))?,
         value.ok_or_else(|| missing("value"))?,
-    ))
+    );
+    // Replaced text lives outside `buf`.
+    let inside = |s: &str| buf.as_ptr_range().contains(&s.as_ptr()) || s.is_empty();
+    Ok((key, value, !(inside(key) && inside(value))))
 }
 
 /// One `EncryptionKeys` entry: key name, encrypted data key, metadata.
@@ -134,15 +152,23 @@ pub struct EncryptionKeyView<'a> {
     pub metadata: Properties<'a>,
 }
 
-fn parse_encryption_key(buf: &[u8], base: usize, space: Space) -> Result<EncryptionKeyView<'_>> {
-    let mut r = Reader::new(buf, base, space, "EncryptionKeys");
+fn parse_encryption_key<'a>(
+    buf: &'a [u8],
+    base: usize,
+    space: Space,
+    lossy: Option<&'a Lossy>,
+) -> Result<EncryptionKeyView<'a>> {
+    let mut r = Reader::new(buf, base, space, "EncryptionKeys").with_lossy(lossy);
     let (mut key, mut value, mut count) = (None, None, 0u32);
+    let mut replaced = false;
     while let Some((field, v, at)) = r.next_field()? {
         match field {
             1 => key = Some(r.expect_str(v, at, "key")?),
             2 => value = Some(r.expect_bytes(v, at, "value")?),
             3 => {
-                parse_key_value(r.expect_bytes(v, at, "metadata")?, base + at, space)?;
+                let kv =
+                    parse_key_value(r.expect_bytes(v, at, "metadata")?, base + at, space, lossy)?;
+                replaced |= kv.2;
                 count += 1;
             }
             _ => {}
@@ -163,6 +189,7 @@ fn parse_encryption_key(buf: &[u8], base: usize, space: Space) -> Result<Encrypt
             raw: buf,
             field: 3,
             count,
+            lossy: lossy.filter(|_| replaced),
         },
     })
 }
@@ -208,6 +235,10 @@ pub struct MessageMetadataView<'a> {
     compacted_batch_indexes_count: u32,
     pub last_compacted_batch_index: Option<i32>,
     pub schema_id: Option<&'a [u8]>,
+    /// Where invalid UTF-8 was replaced (parsed with `Utf8Errors::Replace`):
+    /// lazily re-read fields and the batch's SingleMessageMetadata replace
+    /// into it too. `None`: strict.
+    pub lossy: Option<&'a Lossy>,
 }
 
 impl<'a> MessageMetadataView<'a> {
@@ -216,16 +247,25 @@ impl<'a> MessageMetadataView<'a> {
         self.txnid_most_bits.zip(self.txnid_least_bits)
     }
 
-    /// Parses `buf`, which starts at `base` in the entry.
+    /// Parses `buf`, which starts at `base` in the entry. Text that is not
+    /// UTF-8 is an error.
     pub fn parse(buf: &'a [u8], base: usize) -> Result<Self> {
-        let mut r = Reader::new(buf, base, Space::Entry, "MessageMetadata");
+        Self::parse_with(buf, base, None)
+    }
+
+    /// As [`Self::parse`]; with `lossy`, text that is not UTF-8 is replaced
+    /// (U+FFFD per malformed sequence) instead.
+    pub fn parse_with(buf: &'a [u8], base: usize, lossy: Option<&'a Lossy>) -> Result<Self> {
+        let mut r = Reader::new(buf, base, Space::Entry, "MessageMetadata").with_lossy(lossy);
         let mut m = MessageMetadataView {
             raw: buf,
             properties: Properties {
                 raw: buf,
                 field: 4,
                 count: 0,
+                lossy: None,
             },
+            lossy,
             ..Default::default()
         };
         let (mut has_producer, mut has_sequence, mut has_publish) = (false, false, false);
@@ -244,11 +284,15 @@ impl<'a> MessageMetadataView<'a> {
                     has_publish = true;
                 }
                 4 => {
-                    parse_key_value(
+                    let (_, _, replaced) = parse_key_value(
                         r.expect_bytes(v, at, "properties")?,
                         base + at,
                         Space::Entry,
+                        lossy,
                     )?;
+                    if replaced {
+                        m.properties.lossy = lossy;
+                    }
                     m.properties.count += 1;
                 }
                 5 => m.replicated_from = Some(r.expect_str(v, at, "replicated_from")?),
@@ -270,6 +314,7 @@ impl<'a> MessageMetadataView<'a> {
                         r.expect_bytes(v, at, "encryption_keys")?,
                         base + at,
                         Space::Entry,
+                        lossy,
                     )?;
                     m.encryption_keys_count += 1;
                 }
@@ -359,8 +404,9 @@ impl<'a> MessageMetadataView<'a> {
     }
 
     pub fn replicate_to(&self) -> impl Iterator<Item = &'a str> + 'a {
-        self.repeated(7).filter_map(|(v, _)| match v {
-            Value::Bytes(b) => std::str::from_utf8(b).ok(),
+        let lossy = self.lossy;
+        self.repeated(7).filter_map(move |(v, _)| match v {
+            Value::Bytes(b) => Lossy::text(lossy, b),
             _ => None,
         })
     }
@@ -370,8 +416,9 @@ impl<'a> MessageMetadataView<'a> {
     }
 
     pub fn encryption_keys(&self) -> impl Iterator<Item = EncryptionKeyView<'a>> + 'a {
-        self.repeated(13).filter_map(|(v, _)| match v {
-            Value::Bytes(b) => parse_encryption_key(b, 0, Space::Entry).ok(),
+        let lossy = self.lossy;
+        self.repeated(13).filter_map(move |(v, _)| match v {
+            Value::Bytes(b) => parse_encryption_key(b, 0, Space::Entry, lossy).ok(),
             _ => None,
         })
     }
@@ -427,12 +474,20 @@ impl<'a> SingleMessageMetadataView<'a> {
     /// Parses `buf`, which starts at `base` in the batch buffer.
     #[inline]
     pub fn parse(buf: &'a [u8], base: usize) -> Result<Self> {
-        let mut r = Reader::new(buf, base, Space::BatchBuffer, "SingleMessageMetadata");
+        Self::parse_with(buf, base, None)
+    }
+
+    /// As [`Self::parse`]; with `lossy`, text that is not UTF-8 is replaced.
+    #[inline]
+    pub fn parse_with(buf: &'a [u8], base: usize, lossy: Option<&'a Lossy>) -> Result<Self> {
+        let mut r =
+            Reader::new(buf, base, Space::BatchBuffer, "SingleMessageMetadata").with_lossy(lossy);
         let mut m = SingleMessageMetadataView {
             properties: Properties {
                 raw: buf,
                 field: 1,
                 count: 0,
+                lossy: None,
             },
             ..Default::default()
         };
@@ -440,11 +495,15 @@ impl<'a> SingleMessageMetadataView<'a> {
         while let Some((field, v, at)) = r.next_field()? {
             match field {
                 1 => {
-                    parse_key_value(
+                    let (_, _, replaced) = parse_key_value(
                         r.expect_bytes(v, at, "properties")?,
                         base + at,
                         Space::BatchBuffer,
+                        lossy,
                     )?;
+                    if replaced {
+                        m.properties.lossy = lossy;
+                    }
                     m.properties.count += 1;
                 }
                 2 => m.partition_key = Some(r.expect_str(v, at, "partition_key")?),

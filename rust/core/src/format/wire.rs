@@ -16,7 +16,65 @@
 //! cold, an inlined ASCII check before UTF-8 validation, and the usual
 //! `0a len key 12 len value` KeyValue read without the loop.
 
+use std::cell::RefCell;
+
 use crate::error::{EntryError, FormatError, Result, Space};
+
+/// What a string field that is not valid UTF-8 becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Utf8Errors {
+    /// Each malformed sequence becomes U+FFFD, as Pulsar's Java client reads
+    /// it (LightProto's `readString` is Netty's `ByteBuf.toString(UTF_8)`,
+    /// which replaces malformed input); the message is kept.
+    #[default]
+    Replace,
+    /// The field is an error: the entry becomes one error row naming it.
+    Error,
+}
+
+impl Utf8Errors {
+    pub fn name(self) -> &'static str {
+        match self {
+            Utf8Errors::Replace => "replace",
+            Utf8Errors::Error => "error",
+        }
+    }
+
+    /// `lossy` when invalid text is to be replaced, else `None` (strict).
+    pub fn arena(self, lossy: &Lossy) -> Option<&Lossy> {
+        (self == Utf8Errors::Replace).then_some(lossy)
+    }
+}
+
+/// Holds the replacement text of string fields that were not valid UTF-8
+/// (U+FFFD per malformed sequence, `String::from_utf8_lossy`), so views can
+/// keep borrowing `&str` with the arena's lifetime. Allocates only for such
+/// fields; valid text stays borrowed from the entry.
+#[derive(Debug, Default)]
+pub struct Lossy {
+    texts: RefCell<Vec<Box<str>>>,
+}
+
+impl Lossy {
+    /// `b` with each malformed sequence replaced by U+FFFD.
+    pub fn replace(&self, b: &[u8]) -> &str {
+        let text: Box<str> = String::from_utf8_lossy(b).into();
+        let ptr: *const str = &*text;
+        self.texts.borrow_mut().push(text);
+        // SAFETY: the text lives in its own heap allocation, which neither
+        // moves when the vector grows nor is freed before `self` (boxes are
+        // only ever pushed); the returned borrow is tied to `&self`.
+        unsafe { &*ptr }
+    }
+
+    /// `b` as text: borrowed when valid, replaced (with `lossy`) otherwise.
+    pub fn text<'a>(lossy: Option<&'a Lossy>, b: &'a [u8]) -> Option<&'a str> {
+        match utf8(b) {
+            Ok(s) => Some(s),
+            Err(_) => lossy.map(|l| l.replace(b)),
+        }
+    }
+}
 
 /// One field value as it appears on the wire.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +94,8 @@ pub struct Reader<'a> {
     base: usize,
     space: Space,
     message: &'static str,
+    /// Where invalid UTF-8 is replaced; `None`: it is an error.
+    lossy: Option<&'a Lossy>,
 }
 
 impl<'a> Reader<'a> {
@@ -46,7 +106,15 @@ impl<'a> Reader<'a> {
             base,
             space,
             message,
+            lossy: None,
         }
+    }
+
+    /// String fields that are not UTF-8 are replaced into `lossy` (when
+    /// given) instead of failing.
+    pub fn with_lossy(mut self, lossy: Option<&'a Lossy>) -> Self {
+        self.lossy = lossy;
+        self
     }
 
     #[cold]
@@ -186,7 +254,13 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     pub fn expect_str(&self, v: Value<'a>, at: usize, field: &str) -> Result<&'a str> {
         let b = self.expect_bytes(v, at, field)?;
-        utf8(b).map_err(|e| self.not_utf8(at, field, e))
+        match utf8(b) {
+            Ok(s) => Ok(s),
+            Err(e) => match self.lossy {
+                Some(l) => Ok(l.replace(b)),
+                None => Err(self.not_utf8(at, field, e)),
+            },
+        }
     }
 
     /// Java reads a bool as true only when the varint is exactly 1.

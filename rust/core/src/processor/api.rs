@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 use crate::format::frame::EntryView;
 use crate::format::metadata::{MessageMetadataView, Properties};
+use crate::format::wire::Utf8Errors;
 
 /// Which entries a processor takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,6 +213,13 @@ pub struct DecodeOptions {
     pub verify_checksum: bool,
     pub keep_markers: bool,
     pub max_uncompressed_size: usize,
+    /// Text fields that are not UTF-8: replaced (default, as Pulsar's Java
+    /// client reads them) or an error row.
+    pub utf8_errors: Utf8Errors,
+    /// Total decompressed payload bytes one decode (up to `finish`) may
+    /// produce; an entry that would exceed it is an error row. `None`: no
+    /// budget beyond `max_uncompressed_size` per payload.
+    pub max_output_bytes: Option<usize>,
 }
 
 impl Default for DecodeOptions {
@@ -220,6 +228,8 @@ impl Default for DecodeOptions {
             verify_checksum: true,
             keep_markers: false,
             max_uncompressed_size: DEFAULT_MAX_UNCOMPRESSED_SIZE,
+            utf8_errors: Utf8Errors::Replace,
+            max_output_bytes: None,
         }
     }
 }

@@ -183,16 +183,18 @@ fn key_values_read_the_same_on_the_fast_path_and_the_general_one() {
             }
             (k, v)
         };
-        assert_eq!(parse_key_value(&buf, 0, Space::Entry).unwrap(), general);
+        let (k, v, replaced) = parse_key_value(&buf, 0, Space::Entry, None).unwrap();
+        assert!(!replaced);
+        assert_eq!((k, v), general);
         assert_eq!(validated_key_value(&buf), general);
     }
     assert!(plain_key_value(&kv("type", "event")).is_some());
     assert!(plain_key_value(&kv(&long, "v")).is_none());
     // Invalid UTF-8 in the fast shape is still an error, located by field.
-    let err = parse_key_value(&unhex("0a01ff120176"), 0, Space::Entry).unwrap_err();
+    let err = parse_key_value(&unhex("0a01ff120176"), 0, Space::Entry, None).unwrap_err();
     assert!(err.to_string().contains("`key` is not UTF-8"), "{err}");
     // Missing value.
-    assert!(parse_key_value(&unhex("0a016b"), 0, Space::Entry).is_err());
+    assert!(parse_key_value(&unhex("0a016b"), 0, Space::Entry, None).is_err());
 }
 
 #[test]

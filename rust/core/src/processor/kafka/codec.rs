@@ -176,8 +176,12 @@ pub fn decompress(
 ) -> Result<(), DecompressError> {
     out.clear();
     if let Some(n) = size_hint(codec, input) {
-        // One byte more lets the bounded read see its end without regrowing.
-        out.reserve(n.min(limit).saturating_add(1));
+        // The hint is a claim (gzip ISIZE, zstd frame content size): reserve
+        // at most a modest multiple of the input; the bounded read grows the
+        // buffer as the stream proves its size. One byte more lets it see
+        // its end without regrowing.
+        let evidence = input.len().saturating_mul(8).max(64 << 10);
+        out.reserve(n.min(limit).min(evidence).saturating_add(1));
     }
     match codec {
         KafkaCodec::None => {

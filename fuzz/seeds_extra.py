@@ -1,0 +1,71 @@
+"""Seeds for the kafka_batch, message_id and chunks targets, derived from
+seeds/decode_entry (standard library only; run from fuzz/)."""
+
+import pathlib
+import struct
+
+SEEDS = pathlib.Path(__file__).parent / "seeds"
+
+
+def payload(entry: bytes) -> bytes:
+    """The payload of a stored entry (broker prefix and checksum skipped)."""
+    pos = 0
+    if entry[:2] == b"\x0e\x02":
+        pos = 6 + struct.unpack(">I", entry[2:6])[0]
+    if entry[pos : pos + 2] == b"\x0e\x01":
+        pos += 6
+    md_size = struct.unpack(">I", entry[pos : pos + 4])[0]
+    return entry[pos + 4 + md_size :]
+
+
+def varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def id_data(ledger: int, entry: int, partition: int = -1, batch_index: int | None = None,
+            batch_size: int | None = None, first_chunk: bytes | None = None) -> bytes:
+    out = b"\x08" + varint(ledger) + b"\x10" + varint(entry) + b"\x18" + varint(partition)
+    if batch_index is not None:
+        out += b"\x20" + varint(batch_index)
+    if batch_size is not None:
+        out += b"\x30" + varint(batch_size)
+    if first_chunk is not None:
+        out += b"\x3a" + varint(len(first_chunk)) + first_chunk
+    return out
+
+
+def main() -> None:
+    entries = {p.name: p.read_bytes() for p in sorted((SEEDS / "decode_entry").iterdir())}
+    kafka = SEEDS / "kafka_batch"
+    kafka.mkdir(exist_ok=True)
+    for name, data in entries.items():
+        if name.startswith("kop-"):
+            (kafka / name).write_bytes(payload(data))
+    ids = SEEDS / "message_id"
+    ids.mkdir(exist_ok=True)
+    (ids / "plain").write_bytes(id_data(3, 5))
+    (ids / "partitioned").write_bytes(id_data(3, 5, 2))
+    (ids / "batch").write_bytes(id_data(3, 5, 0, batch_index=1, batch_size=4))
+    (ids / "negative").write_bytes(id_data(-1, -1, -1))
+    (ids / "chunk").write_bytes(id_data(3, 9, 1, first_chunk=id_data(3, 5, 1)))
+    chunks = SEEDS / "chunks"
+    chunks.mkdir(exist_ok=True)
+
+    def framed(*datas: bytes) -> bytes:
+        return b"".join(struct.pack(">H", len(d)) + d for d in datas)
+
+    for name, data in entries.items():
+        (chunks / name).write_bytes(framed(data))
+    (chunks / "chunk-twice").write_bytes(framed(entries["chunk"], entries["chunk"]))
+    (chunks / "mixed").write_bytes(framed(entries["none-single"], entries["chunk"], entries["zstd-single"]))
+
+
+if __name__ == "__main__":
+    main()

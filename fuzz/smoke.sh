@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 secs=${FUZZ_SMOKE_SECONDS:-4}
 export RUSTC_BOOTSTRAP=1
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "fuzz smoke: installing cargo-fuzz"
+    cargo install --quiet --locked cargo-fuzz
+fi
 cargo fuzz build -s none
 bin=target/x86_64-unknown-linux-gnu/release
 for t in $(cargo fuzz list); do

@@ -324,16 +324,35 @@ impl Decompressor {
         at: usize,
         fail: &dyn Fn(String) -> EntryError,
     ) -> Result<()> {
+        // The decoder is kept for the next call only after a success: a
+        // stream that failed part-way may leave state that `reinit` does not
+        // clear, and a reused decoder must give every input the answer a fresh
+        // one would.
         use zstd::stream::raw::Operation;
-        let z = match &mut self.zstd {
-            Some(z) => {
+        let mut z = match self.zstd.take() {
+            Some(mut z) => {
                 z.reinit().map_err(|e| fail(e.to_string()))?;
                 z
             }
-            None => self
-                .zstd
-                .insert(zstd::stream::raw::Decoder::new().map_err(|e| fail(e.to_string()))?),
+            None => zstd::stream::raw::Decoder::new().map_err(|e| fail(e.to_string()))?,
         };
+        let done = Self::zstd_run(&mut z, input, size, out, at, fail);
+        if done.is_ok() {
+            self.zstd = Some(z);
+        }
+        done
+    }
+
+    /// One zstd stream into `out[at..at + size]` (see `zstd_into`).
+    fn zstd_run(
+        z: &mut zstd::stream::raw::Decoder<'static>,
+        input: &[u8],
+        size: usize,
+        out: &mut Vec<u8>,
+        at: usize,
+        fail: &dyn Fn(String) -> EntryError,
+    ) -> Result<()> {
+        use zstd::stream::raw::Operation;
         let (mut consumed, mut produced, mut remaining) = (0, 0, 0);
         let mut room = first_output(Codec::Zstd, input.len(), size);
         while produced < size {

@@ -6,7 +6,7 @@ use super::record::{read_at, FoundEntry, MIN_ENTRY};
 
 const JOURNAL_HEADER_V5: u64 = 512;
 /// The journal's padding record (`Journal.PADDING_MASK`), version 5 on.
-pub(super) const JOURNAL_PADDING: i32 = -0x100;
+const JOURNAL_PADDING: i32 = -0x100;
 const JOURNAL_MAX_VERSION: i32 = 6;
 
 /// What a scan of one journal file found.

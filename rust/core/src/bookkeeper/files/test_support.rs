@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use super::journal::JOURNAL_PADDING;
 use crate::bookkeeper::{DigestType, Digester, LedgerMetadata, LedgerState, Segment};
 
 pub(super) fn stored(d: &Digester, ledger: i64, entry: i64, lac: i64, payload: &[u8]) -> Vec<u8> {
@@ -78,9 +77,10 @@ pub(super) fn journal(version: i32, records: &[Vec<u8>], pad_to: usize) -> Vec<u
     for r in records {
         record(&mut j, r);
         if version >= 5 {
-            // A padding record up to the next `pad_to` boundary.
+            // A padding record (length -0x100, `Journal.PADDING_MASK`) up to the
+            // next `pad_to` boundary.
             let pad = (pad_to - (j.len() + 8) % pad_to) % pad_to;
-            j.extend_from_slice(&JOURNAL_PADDING.to_be_bytes());
+            j.extend_from_slice(&(-0x100i32).to_be_bytes());
             j.extend_from_slice(&(pad as i32).to_be_bytes());
             j.resize(j.len() + pad, 0);
         }

@@ -115,7 +115,7 @@ def _read_ledger(
                 partition,
                 f"ledger {led.ledger_id} is offloaded ({_offload_where(off)}) and no offload_filesystem was given",
             )
-        from .offload import read_offloaded_ledger
+        from ..offload import read_offloaded_ledger
 
         name = f"{_offloaded_uuid(off)}-ledger-{led.ledger_id}"
         path = f"{prefix.rstrip('/')}/{name}" if prefix else name
@@ -137,7 +137,7 @@ def _read_ledger(
 
 def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
     """The compacted ledger's records as topic entries (their original ids)."""
-    from ._compaction import from_ledger_records
+    from .._compaction import from_ledger_records
 
     table = pa.table(records)
     good = table.filter(table["error"].is_null())

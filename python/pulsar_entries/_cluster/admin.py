@@ -13,7 +13,8 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import _native
+import pulsar_entries._native as _native
+
 from .layout import COMPACTION_CURSOR, Ledger, Partition, TopicLayout
 
 

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import _native
+import pulsar_entries._native as _native
+
 from .layout import Ledger
 
 

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _native
+import pulsar_entries._native as _native
+
 from .stores import MetadataStore
 
 #: The compaction subscription's cursor.

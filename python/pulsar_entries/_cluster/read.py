@@ -10,7 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from .. import _native
+import pulsar_entries._native as _native
+
 from .admin import AdminRest, _unresolved_bookies, is_admin_url, resolve_topic_admin
 from .files import BookieFiles
 from .layout import Ledger, Partition, TopicLayout, resolve_topic

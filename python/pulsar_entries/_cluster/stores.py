@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
-from .. import _native
+import pulsar_entries._native as _native
 
 
 class MetadataStore(Protocol):

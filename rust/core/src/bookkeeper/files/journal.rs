@@ -4,6 +4,7 @@ use std::io::{Read, Seek, SeekFrom};
 
 use super::record::{read_at, FoundEntry, MIN_ENTRY};
 
+/// The journal's `BKLG` header is padded to this many bytes from version 5 on.
 const JOURNAL_HEADER_V5: u64 = 512;
 /// The journal's padding record (`Journal.PADDING_MASK`), version 5 on.
 const JOURNAL_PADDING: i32 = -0x100;

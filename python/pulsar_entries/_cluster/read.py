@@ -1,0 +1,317 @@
+"""Reading a topic's entries: from the bookies, their files or tiered storage,
+with the compacted view.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+import pulsar_entries._native as _native
+
+from .admin import AdminRest, _unresolved_bookies, is_admin_url, resolve_topic_admin
+from .files import BookieFiles
+from .layout import Ledger, Partition, TopicLayout, resolve_topic
+from .stores import open_store
+
+#: Why a ledger without metadata cannot be read.
+NO_METADATA = "no ledger metadata (none in the store, or none from the admin REST API)"
+
+
+ENTRY_SCHEMA = pa.schema(
+    [
+        pa.field("ledger_id", pa.int64(), nullable=False),
+        pa.field("entry_id", pa.int64(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("data", pa.binary()),
+        pa.field("error", pa.string()),
+    ]
+)
+
+
+def _offload_where(offload: dict[str, Any]) -> str:
+    """The offload driver and its properties when known (the metadata store
+    has them), else the object name's offload id (all the admin REST API gives)."""
+    if offload.get("driver") is None:
+        return f"offload id {_offloaded_uuid(offload)}"
+    return f"driver {offload.get('driver')!r}, properties {offload.get('driver_properties')}"
+
+
+def _offloaded_uuid(offload: dict[str, Any]) -> str:
+    if offload.get("uuid"):
+        return str(uuid.UUID(offload["uuid"]))
+    mask = (1 << 64) - 1
+    return str(uuid.UUID(int=((offload["uid_msb"] & mask) << 64) | (offload["uid_lsb"] & mask)))
+
+
+def _with_partition(batch: Any, partition: int) -> pa.Table:
+    t = pa.table(batch) if not isinstance(batch, pa.Table) else batch
+    t = t.add_column(2, "partition", pa.array([partition] * t.num_rows, pa.int32()))
+    return t.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
+
+
+def _error_rows(ledger_id: int, partition: int, message: str) -> pa.Table:
+    return pa.table(
+        {"ledger_id": [ledger_id], "entry_id": [-1], "partition": [partition], "data": [None], "error": [message]},
+        schema=ENTRY_SCHEMA,
+    )
+
+
+def iter_topic(
+    layout: TopicLayout,
+    *,
+    reader: Any | None = None,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    start: tuple[int, int] | None = None,
+    end: tuple[int, int] | None = None,
+    read_compacted: bool = False,
+) -> Iterator[pa.Table]:
+    """The topic's entries, a table per ledger, in topic order, partition by
+    partition. A ledger that cannot be read at all gives one error row."""
+    reader = reader or _native.BookieReader(layout.bookies)
+    for part in layout.partitions:
+        # The first position to read: the later of `start` and the entry after the compaction horizon.
+        lower = start
+        if read_compacted and part.compacted is not None and part.compacted.metadata is None:
+            # A compacted view without its compacted ledger would silently be the whole topic.
+            yield _error_rows(
+                part.compacted.ledger_id,
+                part.partition,
+                f"compacted ledger {part.compacted.ledger_id}: {NO_METADATA}",
+            )
+        if read_compacted and part.compacted is not None and part.compacted.metadata is not None:
+            records = reader.read_ledger(part.compacted.ledger_id, part.compacted.metadata)
+            yield from _compacted_entries(records, part)
+            horizon = part.horizon or _compacted_to(part.compacted)
+            if horizon is not None:
+                after = (horizon[0], horizon[1] + 1)
+                lower = after if lower is None else max(lower, after)
+        for led in part.ledgers:
+            first, last = 0, None
+            if lower is not None:
+                if led.ledger_id < lower[0]:
+                    continue
+                if led.ledger_id == lower[0]:
+                    first = lower[1]
+            if end is not None:
+                if led.ledger_id > end[0]:
+                    break
+                if led.ledger_id == end[0]:
+                    last = end[1]
+            yield _read_ledger(led, part.partition, reader, first, last, offload_filesystem, offload_prefix)
+
+
+def _read_ledger(
+    led: Ledger, partition: int, reader: Any, first: int, last: int | None, fs: Any, prefix: str
+) -> pa.Table:
+    off = led.offload
+    if off is not None and (led.metadata is None or off.get("bookkeeper_deleted") or fs is not None):
+        if fs is None:
+            return _error_rows(
+                led.ledger_id,
+                partition,
+                f"ledger {led.ledger_id} is offloaded ({_offload_where(off)}) and no offload_filesystem was given",
+            )
+        from ..offload import read_offloaded_ledger
+
+        name = f"{_offloaded_uuid(off)}-ledger-{led.ledger_id}"
+        path = f"{prefix.rstrip('/')}/{name}" if prefix else name
+        try:
+            table = read_offloaded_ledger(
+                path, filesystem=fs, ledger_id=led.ledger_id, first_entry=first, last_entry=last
+            )
+        except OSError as e:
+            return _error_rows(led.ledger_id, partition, f"offloaded ledger {led.ledger_id} at {path}: {e}")
+        return _with_partition(table, partition)
+    if led.metadata is None:
+        return _error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: {NO_METADATA}")
+    try:
+        batch = reader.read_ledger(led.ledger_id, led.metadata, first, last)
+    except OSError as e:
+        return _error_rows(led.ledger_id, partition, str(e))
+    return _with_partition(batch, partition)
+
+
+def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
+    """The compacted ledger's records as topic entries (their original ids)."""
+    from .._compaction import from_ledger_records
+
+    table = pa.table(records)
+    good = table.filter(table["error"].is_null())
+    bad = table.filter(table["error"].is_valid())
+    entries = from_ledger_records(pa.table({"record": good["data"]}))
+    entries = entries.set_column(
+        entries.schema.get_field_index("partition"),
+        "partition",
+        pa.array([part.partition] * entries.num_rows, pa.int32()),
+    )
+    yield entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
+    if bad.num_rows:
+        yield _with_partition(bad, part.partition)
+
+
+def _compacted_to(compacted: Ledger) -> tuple[int, int] | None:
+    """The compacted ledger's ``pulsar/compactedTo``: the last message compaction
+    kept, a lower bound of the horizon when the cursor does not give it."""
+    raw = compacted.info.get("custom_metadata", {}).get("pulsar/compactedTo")
+    if raw is None:
+        return None
+    mid = _native.MessageId.deserialize(bytes(raw))
+    return (mid.ledger_id, mid.entry_id)
+
+
+def read_topic(
+    topic: str,
+    *,
+    metadata_url: str | None = None,
+    admin_url: str | None = None,
+    admin_token: str | None = None,
+    bookie_addresses: Mapping[str, str] | None = None,
+    ledger_password: bytes = b"",
+    partitions: Sequence[int] | None = None,
+    start_message_id: tuple[int, int] | None = None,
+    end_message_id: tuple[int, int] | None = None,
+    read_compacted: bool = False,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    bookie_dirs: Sequence[str] | None = None,
+    timeout: float = 30.0,
+) -> pa.Table:
+    """A topic's entries straight from the cluster's storage, in topic order:
+    ``ledger_id, entry_id, partition, data, error``, ready for :func:`decode`.
+
+    Live ledgers come from the bookies (read only: no fencing, nothing past
+    the last-add-confirmed); offloaded ones from ``offload_filesystem`` (a
+    ``pyarrow.fs`` filesystem, ``offload_prefix`` the bucket or directory).
+    ``read_compacted`` gives the compacted view: the compacted ledger, then
+    the topic after the compaction horizon. ``start_message_id`` and
+    ``end_message_id`` are inclusive ``(ledger_id, entry_id)`` bounds.
+
+    ``bookie_dirs`` reads a stopped cluster from its bookies' data directories
+    instead (see :class:`BookieFiles`: entry logs under ``.../current/``, the
+    DbLedgerStorage ``locations`` index when present, the journals for what
+    was not flushed): each copy's digest is checked, ledgers are bounded by
+    their metadata, and damaged places in the files become error rows naming
+    the file and offset.
+
+    The layout comes from the metadata store (``metadata_url`` ``zk:...`` or
+    ``rocksdb:...``) or, for users who cannot reach it, from the broker's
+    admin REST API (``admin_url``, or an ``http(s)://`` ``metadata_url``;
+    ``admin_token`` is sent as ``Authorization: Bearer``). The entries never go
+    through the broker. The REST API gives bookie ids, not addresses: ids that
+    are not ``host:port`` need ``bookie_addresses`` (id -> ``host:port``); it
+    omits ledger passwords, which ``ledger_password`` stands in for (Pulsar's
+    default is empty; only HMAC digests use it).
+    """
+    layout = topic_layout(
+        topic,
+        metadata_url=metadata_url,
+        admin_url=admin_url,
+        admin_token=admin_token,
+        bookie_addresses=bookie_addresses,
+        ledger_password=ledger_password,
+        partitions=partitions,
+        timeout=timeout,
+        offline=bookie_dirs is not None,
+    )
+    return read_layout(
+        layout,
+        start_message_id=start_message_id,
+        end_message_id=end_message_id,
+        read_compacted=read_compacted,
+        offload_filesystem=offload_filesystem,
+        offload_prefix=offload_prefix,
+        bookie_dirs=bookie_dirs,
+        timeout=timeout,
+    )
+
+
+def topic_layout(
+    topic: str,
+    *,
+    metadata_url: str | None = None,
+    admin_url: str | None = None,
+    admin_token: str | None = None,
+    bookie_addresses: Mapping[str, str] | None = None,
+    ledger_password: bytes = b"",
+    partitions: Sequence[int] | None = None,
+    timeout: float = 30.0,
+    offline: bool = False,
+) -> TopicLayout:
+    """The layout :func:`read_topic` reads, from the metadata store or the
+    admin REST API (see :func:`read_topic`); ``offline`` (reading bookie
+    files) needs no bookie addresses."""
+    if (metadata_url is None) == (admin_url is None):
+        raise ValueError(
+            "give one of metadata_url ('zk:host:2181', 'rocksdb:/path', 'http://broker:8080') or admin_url"
+        )
+    rest_url = admin_url if admin_url is not None else metadata_url if is_admin_url(metadata_url or "") else None
+    if rest_url is not None:
+        admin = AdminRest(rest_url, token=admin_token, timeout=timeout)
+        layout = resolve_topic_admin(
+            topic,
+            admin,
+            partitions=partitions,
+            ledger_password=ledger_password,
+            bookie_addresses=bookie_addresses,
+        )
+        unresolved = _unresolved_bookies(layout, bookie_addresses)
+        if unresolved and not offline:
+            raise ValueError(
+                f"bookie ids {unresolved} are not host:port and the admin REST API gives no bookie addresses: "
+                f"pass bookie_addresses={{{unresolved[0]!r}: 'host:port', ...}}"
+            )
+    else:
+        assert metadata_url is not None
+        store = open_store(metadata_url, timeout=timeout)
+        try:
+            layout = resolve_topic(topic, store, partitions=partitions)
+        finally:
+            store.close()
+        if bookie_addresses:
+            layout = TopicLayout(layout.topic, layout.partitions, {**layout.bookies, **bookie_addresses})
+    return layout
+
+
+def read_layout(
+    layout: TopicLayout,
+    *,
+    start_message_id: tuple[int, int] | None = None,
+    end_message_id: tuple[int, int] | None = None,
+    read_compacted: bool = False,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    bookie_dirs: Sequence[str] | None = None,
+    timeout: float = 30.0,
+) -> pa.Table:
+    """The entries of a resolved layout, as :func:`read_topic` gives them."""
+    reader: Any
+    tables: list[pa.Table] = []
+    if bookie_dirs is not None:
+        ledgers = [led for p in layout.partitions for led in [*p.ledgers, p.compacted] if led is not None]
+        reader = BookieFiles(bookie_dirs, ledgers)
+        if reader.errors.num_rows:
+            tables.append(_with_partition(reader.errors, -1))
+    else:
+        reader = _native.BookieReader(layout.bookies, timeout_ms=int(timeout * 1000))
+    tables += list(
+        iter_topic(
+            layout,
+            reader=reader,
+            offload_filesystem=offload_filesystem,
+            offload_prefix=offload_prefix,
+            start=start_message_id,
+            end=end_message_id,
+            read_compacted=read_compacted,
+        )
+    )
+    # One chunk per ledger in every column, and no empty chunks: consumers that walk the record
+    # batches (PySpark's createDataFrame stops at an empty one) see every row.
+    tables = [t.combine_chunks() for t in tables if t.num_rows]
+    if not tables:
+        return ENTRY_SCHEMA.empty_table()
+    return pa.concat_tables(tables)

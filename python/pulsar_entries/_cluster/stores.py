@@ -1,0 +1,117 @@
+"""The metadata stores a topic's layout is read from (ZooKeeper, a stopped
+standalone's RocksDB), read only.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+import pulsar_entries._native as _native
+
+
+class MetadataStore(Protocol):
+    """The read side of a Pulsar metadata store."""
+
+    def get(self, path: str) -> bytes | None:
+        """The node's data, or ``None`` when the node does not exist."""
+
+    def children(self, path: str) -> list[str]:
+        """The names of the node's children (empty when it does not exist)."""
+
+    def close(self) -> None:
+        """Releases the connection."""
+
+
+class ZooKeeperStore:
+    """A ZooKeeper metadata store, read through kazoo. Only reads are issued."""
+
+    def __init__(self, hosts: str, *, timeout: float = 10.0) -> None:
+        try:
+            from kazoo.client import KazooClient
+            from kazoo.handlers.threading import KazooTimeoutError
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("reading a ZooKeeper store needs kazoo: pip install 'pulsar-entries[cluster]'") from e
+        self._zk = KazooClient(hosts=hosts, timeout=timeout, read_only=True, connection_retry={"max_tries": 1})
+        try:
+            self._zk.start(timeout=timeout)
+        except KazooTimeoutError:
+            self._zk.close()
+            raise OSError(f"metadata store zk:{hosts}: no ZooKeeper answered within {timeout:g} s") from None
+
+    def get(self, path: str) -> bytes | None:
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            data, _ = self._zk.get(path)
+        except NoNodeError:
+            return None
+        return bytes(data or b"")
+
+    def children(self, path: str) -> list[str]:
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            return sorted(self._zk.get_children(path))
+        except NoNodeError:
+            return []
+
+    def close(self) -> None:
+        self._zk.stop()
+        self._zk.close()
+
+
+class RocksDBStore:
+    """The RocksDB metadata store of a stopped standalone (``data/metadata``),
+    opened read only. Values carry a ``MetaValue`` header, stripped here."""
+
+    def __init__(self, path: str) -> None:
+        try:
+            from rocksdict import AccessType, Options, Rdict
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("reading a RocksDB store needs rocksdict: pip install 'pulsar-entries[cluster]'") from e
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"metadata store rocksdb:{path}: no such directory")
+        try:
+            self._db = Rdict(path, options=Options(raw_mode=True), access_type=AccessType.read_only())
+        except Exception as e:
+            raise OSError(f"metadata store rocksdb:{path}: cannot open it read only: {e}") from e
+
+    def get(self, path: str) -> bytes | None:
+        value = self._db.get(path.encode())
+        if value is None:
+            return None
+        return bytes(_native.strip_rocksdb_header(bytes(value)))
+
+    def children(self, path: str) -> list[str]:
+        # Children are the keys between `path/` and `path0` ('0' follows '/'), one level down.
+        prefix = path.rstrip("/") + "/"
+        out = set()
+        it = self._db.iter()
+        it.seek(prefix.encode())
+        while it.valid():
+            key = bytes(it.key()).decode("utf-8", "replace")
+            if not key.startswith(prefix):
+                break
+            out.add(key[len(prefix) :].split("/", 1)[0])
+            it.next()
+        return sorted(out)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def open_store(url: str, *, timeout: float = 10.0) -> MetadataStore:
+    """Opens a metadata store from its address (``zk:...`` or ``rocksdb:...``)."""
+    if not isinstance(url, str) or not url:
+        raise ValueError("metadata_url must be a non-empty string such as 'zk:127.0.0.1:2181' or 'rocksdb:/path'")
+    if url.startswith("zk:"):
+        hosts = url[3:].removeprefix("//")
+        if not hosts or hosts.startswith("/"):
+            raise ValueError(f"metadata_url {url!r}: expected zk:host:port[,host:port][/chroot]")
+        return ZooKeeperStore(hosts, timeout=timeout)
+    if url.startswith("rocksdb:"):
+        path = url[len("rocksdb:") :].removeprefix("//")
+        return RocksDBStore(path)
+    scheme = url.split(":", 1)[0] if ":" in url else url
+    raise ValueError(f"metadata_url {url!r}: unsupported store {scheme!r}; use zk:host:port[/chroot] or rocksdb:/path")

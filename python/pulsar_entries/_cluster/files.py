@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 import pulsar_entries._native as _native
 
 from .layout import Ledger
+from .stores import ReadOnlyRocksDB
 
 
 def _locations_index(current: str, ledger_ids: Sequence[int]) -> tuple[list[tuple[int, int, int]] | None, str | None]:
@@ -23,11 +24,12 @@ def _locations_index(current: str, ledger_ids: Sequence[int]) -> tuple[list[tupl
     if not os.path.isdir(path):
         return None, None
     try:
-        from rocksdict import AccessType, Options, Rdict
+        import rocksdict  # noqa: F401
     except ImportError:  # pragma: no cover - depends on the install
         return None, f"{path}: reading the locations index needs rocksdict (pip install 'pulsar-entries[cluster]')"
     try:
-        db = Rdict(path, options=Options(raw_mode=True), access_type=AccessType.read_only())
+        store = ReadOnlyRocksDB(path)
+        db = store.db
     except Exception as e:
         return None, f"{path}: the locations index cannot be opened ({e}); its entry logs are scanned instead"
     rows: list[tuple[int, int, int]] = []
@@ -52,7 +54,7 @@ def _locations_index(current: str, ledger_ids: Sequence[int]) -> tuple[list[tupl
     except Exception as e:
         return None, f"{path}: the locations index cannot be read ({e}); its entry logs are scanned instead"
     finally:
-        db.close()
+        store.close()
     return rows, None
 
 

@@ -5,7 +5,9 @@ standalone's RocksDB), read only.
 from __future__ import annotations
 
 import os
-from typing import Protocol
+import shutil
+import tempfile
+from typing import Any, Protocol
 
 import pulsar_entries._native as _native
 
@@ -61,19 +63,58 @@ class ZooKeeperStore:
         self._zk.close()
 
 
+class ReadOnlyRocksDB:
+    """A RocksDB directory opened read only without writing a byte into it.
+
+    Opening a database, even read only, writes into its directory: rocksdict
+    stores a ``rocksdict-config.json`` there and RocksDB starts a new info
+    ``LOG``. A metadata store or a bookie's ``locations`` index is evidence
+    that must stay as it was, so the database is opened from a snapshot in a
+    temporary directory: its files hard-linked (copied across filesystems),
+    except ``LOCK`` and the info logs, which RocksDB would write to. SST files
+    are never modified in place, so a link is a faithful read-only view; the
+    snapshot is removed on :meth:`close`."""
+
+    def __init__(self, path: str) -> None:
+        from rocksdict import AccessType, Options, Rdict
+
+        self._snapshot = tempfile.mkdtemp(prefix="pulsar-entries-rocksdb-")
+        try:
+            for name in os.listdir(path):
+                source = os.path.join(path, name)
+                if name == "LOCK" or name.startswith("LOG") or not os.path.isfile(source):
+                    continue
+                target = os.path.join(self._snapshot, name)
+                try:
+                    os.link(source, target)
+                except OSError:
+                    shutil.copy2(source, target)
+            self.db: Any = Rdict(self._snapshot, options=Options(raw_mode=True), access_type=AccessType.read_only())
+        except BaseException:
+            shutil.rmtree(self._snapshot, ignore_errors=True)
+            raise
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        finally:
+            shutil.rmtree(self._snapshot, ignore_errors=True)
+
+
 class RocksDBStore:
     """The RocksDB metadata store of a stopped standalone (``data/metadata``),
     opened read only. Values carry a ``MetaValue`` header, stripped here."""
 
     def __init__(self, path: str) -> None:
         try:
-            from rocksdict import AccessType, Options, Rdict
+            import rocksdict  # noqa: F401
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError("reading a RocksDB store needs rocksdict: pip install 'pulsar-entries[cluster]'") from e
         if not os.path.isdir(path):
             raise FileNotFoundError(f"metadata store rocksdb:{path}: no such directory")
         try:
-            self._db = Rdict(path, options=Options(raw_mode=True), access_type=AccessType.read_only())
+            self._store = ReadOnlyRocksDB(path)
+            self._db = self._store.db
         except Exception as e:
             raise OSError(f"metadata store rocksdb:{path}: cannot open it read only: {e}") from e
 
@@ -98,7 +139,7 @@ class RocksDBStore:
         return sorted(out)
 
     def close(self) -> None:
-        self._db.close()
+        self._store.close()
 
 
 def open_store(url: str, *, timeout: float = 10.0) -> MetadataStore:

@@ -194,6 +194,22 @@ def test_db_storage_files_equal_java_reader_through_the_index(stopped_db: RealPu
         assert_same_messages(stopped_db.truth[topic]["messages"], delivered(entries))
 
 
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root``: its size and modification time (ns)."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+def test_reading_leaves_the_metadata_store_and_the_bookie_files_untouched(stopped_db: RealPulsar) -> None:
+    # Opening a RocksDB database, even read only, writes into its directory (rocksdict's
+    # config file, RocksDB's info LOG); the reader opens a snapshot instead.
+    metadata, bookie = Path(stopped_db.standalone.metadata_dir), Path(stopped_db.standalone.bookkeeper_dir)
+    before = (_tree(metadata), _tree(bookie))
+    entries = pe.read_topic(NS + "java-mixed", **urls(stopped_db))
+    assert entries.num_rows > 0 and entries.filter(pc.is_valid(entries["error"])).num_rows == 0
+    assert (_tree(metadata), _tree(bookie)) == before
+    assert not [p for p in (*metadata.rglob("*"), *bookie.rglob("*")) if p.name == "rocksdict-config.json"]
+
+
 def test_index_and_scan_give_the_same_entries(stopped_db: RealPulsar) -> None:
     ledgers = [led for t in TOPICS for led in _layout_ledgers(stopped_db, t)]
     dirs = [str(stopped_db.standalone.bookkeeper_dir)]

@@ -286,3 +286,33 @@ fn null_ids_duplicate_columns_and_out_of_range_ids() {
     let err = decode_record_batch(&out_of_range, DecodeOptions::default()).unwrap_err();
     assert!(err.to_string().contains("out of range"), "{err}");
 }
+
+/// Found by the `decode_entry` fuzz target: a KoP entry whose payload holds no
+/// Kafka record (here an empty payload, with a broker prefix) gave no row at
+/// all, so the entry vanished from the output. It is one error row now.
+#[test]
+fn a_kop_entry_without_records_is_one_error_row() {
+    let entry = [
+        0x0e, 0x02, 0x00, 0x00, 0x00, 0x09, 0x08, 0x81, 0xd0, 0x95, 0xff, 0xbc, 0x31, 0x10, 0x03,
+        0x00, 0x00, 0x00, 0x24, 0x0a, 0x00, 0x10, 0x00, 0x18, 0x80, 0xd0, 0x95, 0xff, 0xbc, 0x31,
+        0x22, 0x15, 0x0a, 0x0c, b'e', b'n', b't', b'r', b'y', b'.', b'f', b'o', b'r', b'm', b'a',
+        b't', 0x12, 0x05, b'k', b'a', b'f', b'k', b'a', 0x58, 0x00,
+    ]
+    .to_vec();
+    for keep_markers in [false, true] {
+        let opts = DecodeOptions {
+            keep_markers,
+            ..DecodeOptions::default()
+        };
+        let batches = decode_record_batch(&table(std::slice::from_ref(&entry)), opts).unwrap();
+        assert_eq!(batches.len(), 1);
+        let out = &batches[0];
+        assert_eq!(out.num_rows(), 1, "keep_markers={keep_markers}");
+        let error = out.column_by_name("error").unwrap().as_string::<i32>();
+        assert!(
+            error.is_valid(0) && error.value(0).contains("no Kafka record in the payload"),
+            "{:?}",
+            error.is_valid(0).then(|| error.value(0))
+        );
+    }
+}

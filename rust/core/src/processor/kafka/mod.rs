@@ -228,6 +228,20 @@ impl PayloadProcessor for KafkaProcessor {
             }
             span_before += b.offset_span();
         }
+        // An entry is never dropped without a trace: one whose payload holds
+        // no record at all (no batch, or only empty batches) is an error row.
+        if messages.is_empty() {
+            return Err(kafka_error(
+                ctx,
+                0,
+                0,
+                format!(
+                    "no Kafka record in the payload ({} record batches, {} bytes)",
+                    batches.len(),
+                    payload.len()
+                ),
+            ));
+        }
         sink.emit(&messages);
         Ok(())
     }

@@ -106,6 +106,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive TCP ports free on 127.0.0.1 right now (the standalone
+    numbers its bookies from one port up)."""
+    for _ in range(100):
+        first = free_port()
+        if first + count > 65535:
+            continue
+        held = []
+        try:
+            for port in range(first, first + count):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                held.append(s)
+                s.bind((LOOPBACK, port))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    raise OSError(f"no {count} consecutive free ports on {LOOPBACK}")
+
+
 def _tail(path: Path, lines: int = 30) -> str:
     try:
         text = path.read_text(errors="replace").splitlines()
@@ -249,10 +271,9 @@ class Standalone:
         if num_bookies < 1 or (num_bookies > 1 and metadata != "zookeeper"):
             raise ValueError("num_bookies must be 1, or more with the ZooKeeper metadata store")
         self.num_bookies = num_bookies
-        self.broker_port = free_port()
-        self.web_port = free_port()
-        self.bookie_port = free_port()
-        self.zookeeper_port = free_port() if metadata == "zookeeper" else None
+        self.broker_port = self.web_port = self.bookie_port = 0
+        self.zookeeper_port: int | None = None
+        self._pick_ports()
         self.data_dir = self.workdir / "data"
         self.config_path = self.workdir / "broker.conf"
         self.hosts_path = self.workdir / "hosts"
@@ -391,7 +412,28 @@ class Standalone:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> Standalone:
+    def _pick_ports(self) -> None:
+        self.broker_port = free_port()
+        self.web_port = free_port()
+        self.bookie_port = free_ports(self.num_bookies)
+        self.zookeeper_port = free_port() if self.metadata == "zookeeper" else None
+
+    def start(self, attempts: int = 3) -> Standalone:
+        """Starts the standalone and waits until it is ready. A port is picked free and bound by the
+        JVM a few seconds later, when another process may have taken it: a start that fails with
+        "Address already in use" is retried on new ports, from an empty data directory (bookie
+        cookies record their port)."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._start_once()
+            except StandaloneError:
+                if attempt == attempts or "Address already in use" not in _tail(self.log_path, 200):
+                    raise
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+                self._pick_ports()
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> Standalone:
         self._write_files()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(

@@ -76,9 +76,10 @@ def cmd_generate(args: argparse.Namespace) -> None:
 def cmd_decode(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     runner = engine(args)
+    src = source(args)  # a misused option is reported before anything about OUT
     with staged(args.out, inputs=inputs(args), directory=runner.directory_outputs, overwrite=args.overwrite) as tmp:
         rows, errors = runner.decode(
-            source(args),
+            src,
             tmp,
             verify_checksum=not args.no_verify,
             keep_markers=args.keep_markers,
@@ -89,13 +90,14 @@ def cmd_decode(args: argparse.Namespace) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
+    src = source(args)
     report = (
         staged(args.html, inputs=inputs(args), directory=False, overwrite=args.overwrite)
         if args.html
         else nullcontext("")
     )
     with report as tmp:  # checked before any work
-        st = engine(args).stats(source(args))
+        st = engine(args).stats(src)
         print(render_text(st))
         if args.html:
             Path(tmp).write_text(render_html(st, f"pulsar-entries: {args.input}"))
@@ -130,9 +132,10 @@ def cmd_compact(args: argparse.Namespace) -> None:
     strategy = parse_strategy(args.strategy)
     runner = engine(args)
     names = {"compacted": "compacted", "records": "ledger-records", "view": "view"}
+    src = source(args)
     with staged(out, inputs=inputs(args), directory=True, overwrite=args.overwrite) as tmp:
         done = runner.compact(
-            source(args),
+            src,
             {key: runner.dataset(Path(tmp), name) for key, name in names.items()},
             order=args.order,
             strategy=strategy,

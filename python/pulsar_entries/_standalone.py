@@ -422,12 +422,15 @@ class Standalone:
         """Starts the standalone and waits until it is ready. A port is picked free and bound by the
         JVM a few seconds later, when another process may have taken it: a start that fails with
         "Address already in use" is retried on new ports, from an empty data directory (bookie
-        cookies record their port)."""
+        cookies record their port). Only a first start is retried: data written before is never
+        removed."""
+        fresh = not self.data_dir.exists() or not any(self.data_dir.iterdir())
         for attempt in range(1, attempts + 1):
             try:
                 return self._start_once()
             except StandaloneError:
-                if attempt == attempts or "Address already in use" not in _tail(self.log_path, 200):
+                lost_port = "Address already in use" in _tail(self.log_path, 200)
+                if attempt == attempts or not fresh or not lost_port:
                     raise
                 shutil.rmtree(self.data_dir, ignore_errors=True)
                 self._pick_ports()

@@ -15,7 +15,7 @@ from typing import Any
 
 import pulsar_entries._native as _native
 
-from .layout import COMPACTION_CURSOR, Ledger, Partition, TopicLayout
+from .layout import COMPACTION_CURSOR, Ledger, Partition, TopicLayout, select_partitions
 
 
 def is_admin_url(url: str) -> bool:
@@ -138,12 +138,7 @@ def resolve_topic_admin(
         if not isinstance(n, int):
             raise ValueError(f"topic {base}: the broker gave partition metadata {meta!r}")
         names = [(base, -1)] if n == 0 else [(_native.partition_name(base, i), i) for i in range(n)]
-    if partitions is not None:
-        wanted = set(partitions)
-        unknown = wanted - {p for _, p in names}
-        if unknown:
-            raise ValueError(f"topic {base} has no partition {sorted(unknown)}")
-        names = [(n, p) for n, p in names if p in wanted]
+    names = select_partitions(base, names, partitions)
     parts = []
     for name, index in names:
         path = _rest_path(name)

@@ -73,6 +73,20 @@ def _bookie_addresses(store: MetadataStore, ids: set[str]) -> dict[str, str]:
     return out
 
 
+def select_partitions(
+    topic: str, names: list[tuple[str, int]], partitions: Sequence[int] | None
+) -> list[tuple[str, int]]:
+    """The ``(name, index)`` pairs of ``names`` whose index is in ``partitions`` (all when
+    ``None``); an index the topic does not have is an error."""
+    if partitions is None:
+        return names
+    wanted = set(partitions)
+    unknown = wanted - {p for _, p in names}
+    if unknown:
+        raise ValueError(f"topic {topic} has no partition {sorted(unknown)}")
+    return [(n, p) for n, p in names if p in wanted]
+
+
 def resolve_topic(topic: str, store: MetadataStore, *, partitions: Sequence[int] | None = None) -> TopicLayout:
     """A topic's partitions, ledgers, compacted ledger and bookies, read from the store."""
     paths = _native.topic_paths(topic)
@@ -86,12 +100,7 @@ def resolve_topic(topic: str, store: MetadataStore, *, partitions: Sequence[int]
         else:
             n = _native.partition_count(node)
             names = [(_native.partition_name(paths["topic"], i), i) for i in range(n)]
-    if partitions is not None:
-        wanted = set(partitions)
-        unknown = wanted - {p for _, p in names}
-        if unknown:
-            raise ValueError(f"topic {paths['topic']} has no partition {sorted(unknown)}")
-        names = [(n, p) for n, p in names if p in wanted]
+    names = select_partitions(paths["topic"], names, partitions)
     parts = []
     for name, index in names:
         p = _native.topic_paths(name)

@@ -344,15 +344,13 @@ def resolve_layouts(opts: TopicOptions, partitions: list[int] | None = None) -> 
     return out
 
 
-def _millis(value: Any) -> int | None:
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.astimezone()  # Spark hands naive datetimes in the local zone
-        return int(value.timestamp() * 1000)
-    if isinstance(value, dt.date):
-        return int(dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc).timestamp() * 1000)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _micros(value: Any) -> int | None:
+    """A filter's time literal in µs; None (not pushed) for a naive one (``TIMESTAMP_NTZ``)."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return (value - _EPOCH) // dt.timedelta(microseconds=1)
     return None
 
 
@@ -378,16 +376,17 @@ class Pushed:
             self.partitions = wanted if self.partitions is None else self.partitions & wanted
             return True
         if col in TIME_COLUMNS:
-            ms = _millis(getattr(f, "value", None))
-            if ms is None:
+            us = _micros(getattr(f, "value", None))
+            if us is None:
                 return False
+            # Whole milliseconds, rounded outwards: the bounds only widen.
             if isinstance(f, (GreaterThan, GreaterThanOrEqual, EqualTo)):
-                bound = (ms, not isinstance(f, GreaterThan))
+                bound = (us // 1000, not isinstance(f, GreaterThan) or us % 1000 != 0)
                 old = self.lower.get(col)
                 if old is None or (bound[0], not bound[1]) > (old[0], not old[1]):
                     self.lower[col] = bound
             if isinstance(f, (LessThan, LessThanOrEqual, EqualTo)):
-                bound = (ms, not isinstance(f, LessThan))
+                bound = (-(-us // 1000), not isinstance(f, LessThan) or us % 1000 != 0)
                 old = self.upper.get(col)
                 if old is None or (bound[0], bound[1]) < (old[0], old[1]):
                     self.upper[col] = bound

@@ -32,8 +32,8 @@ def rocksdb_url(rp: Any) -> str:
 
 def offload_path(rp: Any) -> str:
     return (
-        f"s3://{BUCKET}?endpoint_override=127.0.0.1:{rp.moto.port}&scheme=http"
-        f"&access_key={S3_ACCESS_KEY}&secret_key={S3_SECRET_KEY}&region={S3_REGION}"
+        f"s3://{S3_ACCESS_KEY}:{S3_SECRET_KEY}@{BUCKET}?endpoint_override=127.0.0.1:{rp.moto.port}"
+        f"&scheme=http&region={S3_REGION}"
     )
 
 
@@ -97,3 +97,127 @@ def test_format_pulsar_equals_the_java_reader(real_pulsar_zk: Any, spark: Any, t
     got = rows(df)
     assert_same_messages(rp.truth[topic]["messages"], delivered(got))
     same_as_read_topic(got, topic, zk_url(rp))
+
+
+@pytest.mark.parametrize("per_partition", (1, 2, 5))
+def test_chunked_messages_are_whole_across_partitions_rocksdb(real_pulsar: Any, spark: Any, per_partition: int) -> None:
+    """``py-chunked`` (pulsar-client, chunks of 100 KiB-ish messages) with ranges of 1, 2 and 5 entries: every
+    chunked message straddles ranges; the range of its first chunk reads ahead, the others drop its chunks."""
+    rp = real_pulsar
+    url = rocksdb_url(rp)
+    got = rows(load(spark, "py-chunked", url, entriesPerPartition=per_partition))
+    assert_same_messages(rp.truth["py-chunked"]["messages"], delivered(got))
+    same_as_read_topic(got, "py-chunked", url)
+    opts = _topic.TopicOptions.parse(
+        {"metadataUrl": url, "topic": NS + "py-chunked", "entriesPerPartition": str(per_partition)}
+    )
+    ranges = [r for _, r in _topic.plan(opts, _topic.resolve_layouts(opts))]
+    starts = [(r.segments[0].ledger.ledger_id, r.segments[0].first) for r in ranges]
+    straddling = [
+        r
+        for r in got
+        if r["status"] == "complete"
+        and any(
+            (r["first_chunk_ledger_id"], r["first_chunk_entry_id"]) < s <= (r["ledger_id"], r["entry_id"])
+            for s in starts
+        )
+    ]
+    assert len(straddling) >= 3, "chunked messages straddle range boundaries"
+
+
+def test_partitioned_topic_and_the_partition_filter(real_pulsar_zk: Any, spark: Any) -> None:
+    rp = real_pulsar_zk
+    df = load(spark, "java-partitioned", zk_url(rp), entriesPerPartition=4)
+    got = rows(df)
+    assert {r["partition"] for r in got} == {0, 1, 2}
+    for p in range(3):
+        mine = [r for r in got if r["partition"] == p]
+        assert_same_messages(rp.truth[f"java-partitioned-partition-{p}"]["messages"], delivered(mine))
+    from pyspark.sql import functions as F
+
+    # Pushed: only partition 2's ranges are planned and read.
+    only = df.filter(F.col("partition") == 2)
+    assert only.rdd.getNumPartitions() < df.rdd.getNumPartitions()
+    assert rows(only) == [r for r in got if r["partition"] == 2]
+    two = df.filter(F.col("partition").isin(0, 2))
+    assert rows(two) == [r for r in got if r["partition"] in (0, 2)]
+
+
+@pytest.mark.parametrize("topic", ("java-mixed", "java-partitioned-partition-0"))
+def test_read_compacted_equals_the_compacted_reader(real_pulsar_zk: Any, spark: Any, topic: str) -> None:
+    rp = real_pulsar_zk
+    got = rows(load(spark, topic, zk_url(rp), readCompacted="true", entriesPerPartition=3))
+    assert_same_messages(rp.truth[topic]["compacted_messages"], delivered(got))
+
+
+def test_offloaded_ledgers_from_tiered_storage_live_ones_broken_give_an_error_row(
+    real_pulsar_zk: Any, spark: Any
+) -> None:
+    """With ``offloadPath``, the offloaded ledgers are read from S3 (split along their blocks); with every bookie
+    unreachable, the live ledger is one error row and the job still succeeds."""
+    rp = real_pulsar_zk
+    from pulsar_entries import _cluster
+
+    store = _cluster.open_store(zk_url(rp))
+    try:
+        layout = _cluster.resolve_topic(NS + "java-mixed", store)
+    finally:
+        store.close()
+    dead = ",".join(f"{b}=127.0.0.1:1" for b in layout.bookies)
+    df = load(spark, "java-mixed", zk_url(rp), offloadPath=offload_path(rp), bookieAddresses=dead, timeout=3)
+    got = rows(df)
+    bad = [r for r in got if r["error"] is not None]
+    assert len(bad) == 1 and "127.0.0.1:1" in bad[0]["error"], bad
+    offloaded = set(rp.offloaded["java-mixed"])
+    assert bad[0]["ledger_id"] not in offloaded
+    assert_same_messages(rp.truth["java-mixed"]["messages"], delivered([r for r in got if r["error"] is None]))
+
+
+def test_bad_options_and_unreachable_metadata_fail_on_the_driver(real_pulsar_zk: Any, spark: Any) -> None:
+    register(spark)
+    url = zk_url(real_pulsar_zk)
+
+    def fails(match: str, **options: Any) -> None:
+        reader = spark.read.format("pulsar")
+        for k, v in options.items():
+            reader = reader.option(k, v)
+        with pytest.raises(Exception, match=match):
+            reader.load()
+
+    fails("give exactly one of the options topic", metadataUrl=url)
+    fails("give one of the options metadataUrl", topic=NS + "java-mixed")
+    fails("unknown option", metadataUrl=url, topic=NS + "java-mixed", entriesPerPartion="5")
+    fails(
+        "entriesPerPartition='x': expected an integer",
+        metadataUrl=url,
+        topic=NS + "java-mixed",
+        entriesPerPartition="x",
+    )
+    fails("startingMessageId='nope'", metadataUrl=url, topic=NS + "java-mixed", startingMessageId="nope")
+    fails("unknown topic persistent://public/default/no-such-topic", metadataUrl=url, topic=NS + "no-such-topic")
+    fails("no ZooKeeper answered", metadataUrl="zk:127.0.0.1:1", topic=NS + "java-mixed", timeout="2")
+    fails(
+        "unknown topic persistent://public/default/java-partitioned-partition-7",
+        metadataUrl=url,
+        topic=NS + "java-partitioned-partition-7",
+    )
+    fails("utf8_errors", metadataUrl=url, topic=NS + "java-mixed", utf8Errors="bogus")
+
+
+def test_starting_and_ending_message_ids(real_pulsar_zk: Any, spark: Any) -> None:
+    rp = real_pulsar_zk
+    stats = rp.truth["java-mixed"]["internal_stats"]
+    first, second = stats["ledgers"][0]["ledgerId"], stats["ledgers"][1]["ledgerId"]
+    got = rows(
+        load(
+            spark,
+            "java-mixed",
+            zk_url(rp),
+            startingMessageId=f"{first}:3",
+            endingMessageId=f"{second}:4",
+            entriesPerPartition=2,
+        )
+    )
+    ids = sorted({(r["ledger_id"], r["entry_id"]) for r in got})
+    assert ids[0] == (first, 3) and ids[-1] == (second, 4)
+    same_as_read_topic(got, "java-mixed", zk_url(rp), start_message_id=(first, 3), end_message_id=(second, 4))

@@ -265,7 +265,7 @@ class TopicOptions:
             bookie_dirs=None if dirs is None else [d.strip() for d in dirs.split(",") if d.strip()],
             timeout=seconds,
             seek_by_time=_bool("seekByTime", get("seekByTime"), True),
-            push_filters=_bool("pushFilters", get("pushFilters"), True),
+            push_filters=_bool("pushFilters", get("pushFilters"), False),
             several=bool(topics or pattern),
         )
 
@@ -494,7 +494,12 @@ class PulsarTopicDataSource(DataSource):
 
 
 class PulsarTopicPlainReader(DataSourceReader):
-    """Reads the planned ranges; takes no filters (``pushFilters=false``)."""
+    """Reads the planned ranges; takes no filters (the default, ``pushFilters=false``).
+
+    Filter pushdown is opt-in because Spark 4.x keeps one planned read per loaded
+    DataFrame (``PythonDataSourceV2.readInfo``) and a pushdown replaces it: a query
+    without filters run on the same DataFrame *after* a filtered one reuses the
+    filtered query's ranges. With ``pushFilters=true``, load the DataFrame once per query."""
 
     def __init__(self, opts: TopicOptions, layouts: list[TopicLayout]) -> None:
         self.opts = opts

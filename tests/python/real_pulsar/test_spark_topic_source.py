@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 
 import pulsar_entries as pe
@@ -129,18 +127,26 @@ def test_partitioned_topic_and_the_partition_filter(real_pulsar_zk: Any, spark: 
     rp = real_pulsar_zk
     df = load(spark, "java-partitioned", zk_url(rp), entriesPerPartition=4)
     got = rows(df)
+    total = df.rdd.getNumPartitions()
     assert {r["partition"] for r in got} == {0, 1, 2}
     for p in range(3):
         mine = [r for r in got if r["partition"] == p]
         assert_same_messages(rp.truth[f"java-partitioned-partition-{p}"]["messages"], delivered(mine))
     from pyspark.sql import functions as F
 
+    def pushing() -> Any:
+        # One DataFrame per query: Spark keeps a DataFrame's planned read (see the source's docstring).
+        return load(spark, "java-partitioned", zk_url(rp), entriesPerPartition=4, pushFilters="true")
+
     # Pushed: only partition 2's ranges are planned and read.
-    only = df.filter(F.col("partition") == 2)
-    assert only.rdd.getNumPartitions() < df.rdd.getNumPartitions()
+    only = pushing().filter(F.col("partition") == 2)
+    assert only.rdd.getNumPartitions() < total
     assert rows(only) == [r for r in got if r["partition"] == 2]
-    two = df.filter(F.col("partition").isin(0, 2))
+    two = pushing().filter(F.col("partition").isin(0, 2))
     assert rows(two) == [r for r in got if r["partition"] in (0, 2)]
+    # Without pushFilters, the same filter is Spark's alone: every range is read.
+    plain = df.filter(F.col("partition") == 2)
+    assert plain.rdd.getNumPartitions() == total and rows(plain) == rows(only)
 
 
 @pytest.mark.parametrize("topic", ("java-mixed", "java-partitioned-partition-0"))
@@ -221,3 +227,142 @@ def test_starting_and_ending_message_ids(real_pulsar_zk: Any, spark: Any) -> Non
     ids = sorted({(r["ledger_id"], r["entry_id"]) for r in got})
     assert ids[0] == (first, 3) and ids[-1] == (second, 4)
     same_as_read_topic(got, "java-mixed", zk_url(rp), start_message_id=(first, 3), end_message_id=(second, 4))
+
+
+OFFLOADED, LIVE = 1500, 500
+
+
+@pytest.fixture(scope="module")
+def seek_topic(real_pulsar_zk: Any) -> dict[str, Any]:
+    """``spark-seek``: 1,500 unbatched messages in a ledger offloaded to S3, then 500 in the live ledger; and what
+    a pulsar-client Reader receives from it."""
+    import pulsar
+
+    from .conftest import _offload
+
+    rp = real_pulsar_zk
+    name = "spark-seek"
+    client = pulsar.Client(rp.standalone.service_url, operation_timeout_seconds=60)
+    try:
+        # A durable subscription that never acknowledges: the broker trims no ledger of the topic.
+        client.subscribe(NS + name, "keep-everything").close()
+        producer = client.create_producer(NS + name, batching_enabled=False, block_if_queue_full=True)
+        for i in range(OFFLOADED):
+            producer.send_async(
+                f"m{i}".encode(), lambda res, mid: None, properties={"i": str(i)}, partition_key=f"k{i % 10}"
+            )
+        producer.flush()
+        producer.close()
+        offloaded = _offload(rp.standalone, (name,))[name]
+        producer = client.create_producer(NS + name, batching_enabled=False, block_if_queue_full=True)
+        for i in range(OFFLOADED, OFFLOADED + LIVE):
+            producer.send_async(
+                f"m{i}".encode(), lambda res, mid: None, properties={"i": str(i)}, partition_key=f"k{i % 10}"
+            )
+        producer.flush()
+        producer.close()
+        reader = client.create_reader(NS + name, pulsar.MessageId.earliest)
+        truth = []
+        while len(truth) < OFFLOADED + LIVE:
+            try:
+                m = reader.read_next(timeout_millis=10_000)
+            except Exception as e:
+                stats = rp.admin("GET", f"/persistent/public/default/{name}/internalStats")
+                raise AssertionError(f"the Reader stalled after {len(truth)} messages ({e!r}): {stats}") from None
+            mid = m.message_id()
+            truth.append(
+                {
+                    "id": (mid.ledger_id(), mid.entry_id()),
+                    "value": m.data(),
+                    "key": m.partition_key(),
+                    "properties": m.properties(),
+                    "publish_time": m.publish_timestamp(),
+                }
+            )
+        assert not reader.has_message_available()
+        reader.close()
+    finally:
+        client.close()
+    return {"topic": name, "offloaded": offloaded, "truth": truth}
+
+
+def reader_view(r: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": (r["ledger_id"], r["entry_id"]),
+        "value": r["value"],
+        "key": r["key"],
+        "properties": dict(r["properties"] or []),
+        "publish_time": int(r["publish_time"].timestamp() * 1000),
+    }
+
+
+def test_offloaded_plus_live_ledgers_equal_a_reader(
+    real_pulsar_zk: Any, spark: Any, seek_topic: dict[str, Any]
+) -> None:
+    rp = real_pulsar_zk
+    topic = seek_topic["topic"]
+    got = rows(load(spark, topic, zk_url(rp), offloadPath=offload_path(rp), entriesPerPartition=200))
+    assert [reader_view(r) for r in delivered(got)] == seek_topic["truth"]
+    ledgers = {r["ledger_id"] for r in got}
+    assert set(seek_topic["offloaded"]) < ledgers, "offloaded and live ledgers"
+    # The offloaded ledger is read from S3, in ranges that start on its blocks; the live one is cut in 200s.
+    opts = _topic.TopicOptions.parse(
+        {"metadataUrl": zk_url(rp), "topic": NS + topic, "offloadPath": offload_path(rp), "entriesPerPartition": "200"}
+    )
+    fs, prefix = opts.offload()
+    ranges = [r for _, r in _topic.plan(opts, _topic.resolve_layouts(opts))]
+    offloaded_segments = [s for r in ranges for s in r.segments if s.ledger.ledger_id in seek_topic["offloaded"]]
+    assert offloaded_segments and all(scan.from_offload(s.ledger, fs) for s in offloaded_segments)
+    for s in offloaded_segments:
+        assert s.first in scan._block_starts(s.ledger, fs, prefix)
+    # The live ledgers (10 entries each, the fixture's rollover) share ranges of 200 entries.
+    live = [s for r in ranges for s in r.segments if s.ledger.ledger_id not in seek_topic["offloaded"]]
+    assert sum(s.count or 0 for s in live) == LIVE
+    assert all(r.entries is not None and r.entries <= 200 for r in ranges)
+    assert len(ranges) == (OFFLOADED + LIVE) // 200
+
+
+def test_publish_time_range_is_a_seek_reading_log_n_entries(
+    real_pulsar_zk: Any, spark: Any, seek_topic: dict[str, Any]
+) -> None:
+    """``publish_time`` bounds become two binary searches on the driver: O(log n) entries read to find the range,
+    then only the range is planned; Spark applies the filter again, and filters it cannot push stay correct."""
+    import datetime as dt
+    import math
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.datasource import GreaterThanOrEqual, LessThan
+
+    rp = real_pulsar_zk
+    topic = seek_topic["topic"]
+    truth = seek_topic["truth"]
+    n = len(truth)
+    lo_ms, hi_ms = truth[1400]["publish_time"], truth[1700]["publish_time"]
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    lo, hi = epoch + dt.timedelta(milliseconds=lo_ms), epoch + dt.timedelta(milliseconds=hi_ms)
+    expected = [t for t in truth if lo_ms <= t["publish_time"] < hi_ms]
+    assert 100 < len(expected) < n - 500, len(expected)
+
+    # The entries the planner read: two binary searches, O(log n) each, and the range itself is all that is planned.
+    opts = _topic.TopicOptions.parse({"metadataUrl": zk_url(rp), "topic": NS + topic, "offloadPath": offload_path(rp)})
+    pushed = _topic.Pushed()
+    for f in (GreaterThanOrEqual(("publish_time",), lo), LessThan(("publish_time",), hi)):
+        assert not pushed.add(f)  # Spark applies it again
+    counter = scan.ReadCounter()
+    ranges = [r for _, r in _topic.plan(opts, _topic.resolve_layouts(opts), pushed, counter=counter)]
+    assert 0 < counter.probes <= 2 * (math.ceil(math.log2(n)) + 1), counter
+    planned = sum(r.entries or 0 for r in ranges)
+    assert len(expected) <= planned <= len(expected) + 2, (planned, len(expected))
+
+    def pushing() -> Any:
+        return load(spark, topic, zk_url(rp), offloadPath=offload_path(rp), entriesPerPartition=100, pushFilters="true")
+
+    total = pushing().rdd.getNumPartitions()
+    window = pushing().filter((F.col("publish_time") >= F.lit(lo)) & (F.col("publish_time") < F.lit(hi)))
+    assert [reader_view(r) for r in rows(window)] == expected
+    # Fewer ranges than the whole topic: the seek narrowed the plan.
+    assert window.rdd.getNumPartitions() < total
+    # A filter the source does not take (on the key, and an OR) is still applied by Spark.
+    window = pushing().filter((F.col("publish_time") >= F.lit(lo)) & (F.col("publish_time") < F.lit(hi)))
+    mixed = window.filter((F.col("key") == "k3") | (F.col("value") == F.lit(b"m1500")))
+    assert [reader_view(r) for r in rows(mixed)] == [t for t in expected if t["key"] == "k3" or t["value"] == b"m1500"]

@@ -530,14 +530,13 @@ def scan_range(
                     continue
                 pending.see(key, chunk_id, num, t)
             if drop:
-                keep = pa.array([True] * messages.num_rows)
-                mask = keep.to_pylist()
+                mask = [True] * messages.num_rows
                 for i in drop:
                     mask[i] = False
                 messages = messages.filter(pa.array(mask))
-            t = _max_time(messages) if messages.num_rows else None
-            if t is not None:
-                pending.tick(t)
+            latest = _max_time(messages) if messages.num_rows else None
+            if latest is not None:
+                pending.tick(latest)
             window.append(messages)
             if not pending.open:
                 yield from flush()
@@ -576,9 +575,9 @@ def _read_ahead(
                 pending.see(key, chunk_id, num, t)
             if keep:
                 window.append(messages.take(keep))
-            t = _max_time(messages) if messages.num_rows else None
-            if t is not None:
-                pending.tick(t)
+            latest = _max_time(messages) if messages.num_rows else None
+            if latest is not None:
+                pending.tick(latest)
             if not pending.open:
                 return
     yield from ()

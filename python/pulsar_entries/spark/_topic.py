@@ -365,7 +365,8 @@ class Pushed:
 
     def add(self, f: Filter) -> bool:
         """Takes the filter if it can; True when Spark need not apply it again."""
-        col = f.attribute[0] if len(f.attribute) == 1 else None
+        attribute: tuple[str, ...] = getattr(f, "attribute", ())
+        col = attribute[0] if len(attribute) == 1 else None
         if col == "partition":
             if isinstance(f, EqualTo) and isinstance(f.value, int):
                 wanted = {f.value}

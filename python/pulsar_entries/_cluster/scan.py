@@ -237,6 +237,18 @@ def plan_ranges(
         current: list[Segment] = []
         size = 0
         for seg in full:
+            if seg.last is not None and not from_offload(seg.ledger, offload_filesystem):
+                # Bookie ledgers fill each range to the entry.
+                lo = seg.first
+                while lo <= seg.last:
+                    if size >= entries_per_partition:
+                        ranges.append(current)
+                        current, size = [], 0
+                    hi = min(seg.last, lo + entries_per_partition - size - 1)
+                    current.append(Segment(seg.ledger, lo, hi))
+                    size += hi - lo + 1
+                    lo = hi + 1
+                continue
             for piece in _cut(seg, entries_per_partition, offload_filesystem, offload_prefix):
                 n = piece.count if piece.count is not None else entries_per_partition
                 if current and size + n > entries_per_partition:

@@ -39,8 +39,12 @@ from .read import (
     _read_ledger,
 )
 
-#: Entries a range reads from a bookie per request (and decodes at once): a task's memory.
-SLICE_ENTRIES = 1000
+#: Entries a range reads from a bookie per request and decodes at once (the entries of
+#: consecutive small ledgers are decoded together), at most about SLICE_BYTES of them: a task's
+#: memory. The same slices as ``pulsar_entries.spark.decode``'s, so ``txn_status`` is decided over
+#: the same spans (a transaction's end marker is seen when it lies in the same slice).
+SLICE_ENTRIES = 1024
+SLICE_BYTES = 4 << 20
 #: Entries each read-ahead request fetches past a range's end.
 AHEAD_SLICE = 64
 
@@ -428,6 +432,23 @@ def _segment_tables(seg: Segment, partition: int, reader: Any, fs: Any, prefix: 
         yield _read_ledger(led, partition, reader, lo, min(lo + step - 1, seg.last), fs, prefix)
 
 
+def _coalesced(tables: Iterator[pa.Table], max_rows: int, max_bytes: int = SLICE_BYTES) -> Iterator[pa.Table]:
+    """Entry tables joined into slices of about ``max_rows`` entries / ``max_bytes`` of data."""
+    held: list[pa.Table] = []
+    rows = size = 0
+    for t in tables:
+        if not t.num_rows:
+            continue
+        held.append(t)
+        rows += t.num_rows
+        size += t["data"].nbytes
+        if rows >= max_rows or size >= max_bytes:
+            yield pa.concat_tables(held) if len(held) > 1 else held[0]
+            held, rows, size = [], 0, 0
+    if held:
+        yield pa.concat_tables(held) if len(held) > 1 else held[0]
+
+
 def _chunk_rows(messages: pa.Table) -> list[tuple[int, int, str, int, int, int]]:
     """``(row, partition, uuid, chunk_id, num_chunks, publish ms)`` of the chunk rows."""
     is_chunk = pc.and_(pc.is_valid(messages["chunk_id"]), pc.is_valid(messages["uuid"]))
@@ -508,10 +529,11 @@ def scan_range(
         max_pending=max_pending, expire_after_ms=expire_after_ms, max_message_size=max_message_size
     )
     if not reassemble:
-        for seg in rng.segments:
-            for entries in _segment_tables(seg, rng.partition, reader, fs, prefix, slice_entries):
-                if entries.num_rows:
-                    yield decode_entries(entries, options)
+        for entries in _coalesced(
+            (t for seg in rng.segments for t in _segment_tables(seg, rng.partition, reader, fs, prefix, slice_entries)),
+            slice_entries,
+        ):
+            yield decode_entries(entries, options)
         return
 
     pending = _Pending(max_pending, expire_after_ms)
@@ -524,34 +546,37 @@ def scan_range(
             window.clear()
             if table.num_rows:
                 yield _native.reassemble_chunks(table, **chunk_opts)
+            # What the slice held goes back to the system, not to the allocator's caches: a task's
+            # memory stays that of a slice, however long its range.
+            pa.default_memory_pool().release_unused()
 
-    for seg in rng.segments:
-        for entries in _segment_tables(seg, rng.partition, reader, fs, prefix, slice_entries):
-            if not entries.num_rows:
+    for entries in _coalesced(
+        (t for seg in rng.segments for t in _segment_tables(seg, rng.partition, reader, fs, prefix, slice_entries)),
+        slice_entries,
+    ):
+        messages = decode_entries(entries, options)
+        chunks = _chunk_rows(messages)
+        drop = []
+        for i, p, uuid, chunk_id, num, t in chunks:
+            key = (p, uuid)
+            if chunk_id == 0:
+                started.add(key)
+            elif key not in started and not rng.first:
+                # Its first chunk lies before this range: an earlier range owns the message.
+                drop.append(i)
                 continue
-            messages = decode_entries(entries, options)
-            chunks = _chunk_rows(messages)
-            drop = []
-            for i, p, uuid, chunk_id, num, t in chunks:
-                key = (p, uuid)
-                if chunk_id == 0:
-                    started.add(key)
-                elif key not in started and not rng.first:
-                    # Its first chunk lies before this range: an earlier range owns the message.
-                    drop.append(i)
-                    continue
-                pending.see(key, chunk_id, num, t)
-            if drop:
-                mask = [True] * messages.num_rows
-                for i in drop:
-                    mask[i] = False
-                messages = messages.filter(pa.array(mask))
-            latest = _max_time(messages) if messages.num_rows else None
-            if latest is not None:
-                pending.tick(latest)
-            window.append(messages)
-            if not pending.open:
-                yield from flush()
+            pending.see(key, chunk_id, num, t)
+        if drop:
+            mask = [True] * messages.num_rows
+            for i in drop:
+                mask[i] = False
+            messages = messages.filter(pa.array(mask))
+        latest = _max_time(messages) if messages.num_rows else None
+        if latest is not None:
+            pending.tick(latest)
+        window.append(messages)
+        if not pending.open:
+            yield from flush()
     if pending.open and rng.ahead:
         yield from _read_ahead(rng, reader, fs, prefix, options, pending, window)
     yield from flush()

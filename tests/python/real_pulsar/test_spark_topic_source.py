@@ -366,3 +366,14 @@ def test_publish_time_range_is_a_seek_reading_log_n_entries(
     window = pushing().filter((F.col("publish_time") >= F.lit(lo)) & (F.col("publish_time") < F.lit(hi)))
     mixed = window.filter((F.col("key") == "k3") | (F.col("value") == F.lit(b"m1500")))
     assert [reader_view(r) for r in rows(mixed)] == [t for t in expected if t["key"] == "k3" or t["value"] == b"m1500"]
+
+
+@pytest.mark.parametrize("topic", ("py-mixed", "java-txn"))
+def test_rocksdb_store_topics_equal_the_reader(real_pulsar: Any, spark: Any, topic: str) -> None:
+    """The RocksDB metadata store of the standalone; ``py-mixed`` (five codecs, batched and not) and ``java-txn``
+    (committed and aborted transactions: read as one range, so each abort marker is in the range of its messages)."""
+    rp = real_pulsar
+    per_partition = 7 if topic == "py-mixed" else 50_000
+    got = rows(load(spark, topic, rocksdb_url(rp), entriesPerPartition=per_partition))
+    assert_same_messages(rp.truth[topic]["messages"], delivered(got))
+    same_as_read_topic(got, topic, rocksdb_url(rp))

@@ -236,8 +236,8 @@ def plan_ranges(
         whole = partition_segments(part, reader, start=lower, end=upper, counter=counter)
         full = whole
         if bounds and part.partition in bounds:
-            lo, hi = bounds[part.partition]
-            full = _narrow(whole, lo, hi)
+            low, high = bounds[part.partition]
+            full = _narrow(whole, low, high)
         current: list[Segment] = []
         size = 0
         for seg in full:

@@ -6,7 +6,8 @@ entries go from the JVM to the core and back without pandas in between.
 The modules of this package, by concept: ``_decode`` (messages), ``_columns``
 (column functions on raw entries), ``_compaction`` (PIP-215 / PIP-429 and the
 compacted outputs, ``_strategic`` for strategies), ``_chunks`` (PIP-107),
-``_seek`` (PIP-70), ``_datasource`` (``spark.read.format("pulsar-entries")``);
+``_seek`` (PIP-70), ``_datasource`` (``spark.read.format("pulsar-entries")``),
+``_topic`` (``spark.read.format("pulsar")``, topics straight from storage);
 ``_arrow`` and ``_ranges`` are what they share.
 """
 
@@ -20,6 +21,7 @@ from ._datasource import PulsarEntriesDataSource, read_entries, register
 from ._decode import SLICE_BYTES, SLICE_ENTRIES, decode, message_schema, slices
 from ._seek import find_position_by_time
 from ._strategic import compact_with_strategy
+from ._topic import PulsarTopicDataSource
 
 __all__ = [
     "ENTRY_COLUMNS",
@@ -27,6 +29,7 @@ __all__ = [
     "SLICE_ENTRIES",
     "F_desc",
     "PulsarEntriesDataSource",
+    "PulsarTopicDataSource",
     "compact",
     "compact_with_strategy",
     "compacted_view",

@@ -65,8 +65,13 @@ class PulsarEntriesReader(DataSourceReader):
 
 
 def register(spark: Any) -> None:
-    """Registers ``spark.read.format("pulsar-entries")`` on a session."""
+    """Registers ``spark.read.format("pulsar-entries")`` (stored entries) and
+    ``spark.read.format("pulsar")`` (topics, straight from the cluster's storage) on a
+    session, and enables Python data source filter pushdown, which the topic source uses."""
+    from ._topic import register as register_topics
+
     spark.dataSource.register(PulsarEntriesDataSource)
+    register_topics(spark)
 
 
 def read_entries(spark: Any, path: str) -> DataFrame:

@@ -1,0 +1,296 @@
+"""``spark.read.format("pulsar")`` (one hop) against today's two-hop Spark path and a Java Reader,
+on the same topic, in one run; then the memory of a task at 1x, 4x and 16x topic sizes.
+
+    . .venv/bin/activate && python benches/bench_spark_topic.py [--messages 100000] [--rounds 3]
+
+Starts one real Apache Pulsar 4.2.4 standalone (ZooKeeper metadata store, one bookie, all on
+127.0.0.1; the jars of ``tests/real_pulsar``), writes a topic with Pulsar's Java producer
+(``ReaderBench produce``, as ``bench_read_topic.py``: JSON-like values of ``--value-bytes``, batches of
+up to ``--batch`` messages, LZ4), unloads it, then times, each round in a rotated order:
+
+* ``one hop``: ``spark.read.format("pulsar")`` (layout from ZooKeeper, every task reads its range
+  from the bookie and decodes it in its Python worker) written to Spark's ``noop`` sink;
+* ``two hops``: today's path, ``ps.read_entries`` of the topic's entries (exported to Parquet before
+  the rounds, untimed: one file per range, so both sides have the same partitions) then
+  ``ps.decode`` (``mapInArrow``) into the ``noop`` sink;
+* ``java reader``: a Java ``Reader`` from the earliest position through the broker (``ReaderBench
+  serve``, one warm JVM, one reading thread), every value copied out.
+
+Spark runs ``local[2]``. Rows/s use the producer's message count (each side's count is checked).
+Memory: for topics of ``--memory-messages`` x 1, 4 and 16, a fresh ``local[1]`` session reads the
+whole topic as ONE range (``entriesPerPartition`` larger than the topic) into ``noop``; the figure is
+the largest peak RSS (``VmHWM``) among the Python processes Spark started (its daemon and the
+worker that ran the task), read from ``/proc`` after the job (Spark's process-tree executor
+metrics stayed at 0 for these jobs in local mode).
+
+Servers are stopped by PID at the end, also on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_read_topic as brt
+
+import pulsar_entries as pe
+from pulsar_entries._standalone import Standalone
+
+NS = "persistent://public/default/"
+
+
+def produce(
+    lib: Path, classes: Path, sa: Standalone, topic: str, args: Any, messages: int, log: Path
+) -> dict[str, Any]:
+    raw = subprocess.run(
+        brt.java_cmd(
+            lib,
+            classes,
+            sa,
+            "produce",
+            sa.service_url,
+            topic,
+            str(messages),
+            str(args.value_bytes),
+            str(args.batch),
+            str(args.seed),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=open(log, "ab"),  # noqa: SIM115 - the child holds it
+        text=True,
+        timeout=3600,
+        check=True,
+    ).stdout
+    got: dict[str, Any] = json.loads(raw.strip().splitlines()[-1])
+    sa.admin("PUT", f"/persistent/{topic.removeprefix('persistent://')}/unload")
+    return got
+
+
+def session(master: str) -> Any:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    b = (
+        SparkSession.builder.master(master)
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "2g")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+    )
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    import pulsar_entries.spark as ps
+
+    ps.register(spark)
+    return spark
+
+
+def python_workers_peak_rss() -> tuple[int, int]:
+    """``(largest, count)``: the largest peak RSS (``VmHWM``) among the Python processes under this
+    one (Spark's JVM, its Python daemon and the workers that ran the tasks; workers are reused, so
+    they are still there after the job), and how many there are."""
+    children: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(d))
+        names[int(d)] = stat.split("(", 1)[1].rsplit(")", 1)[0]
+    todo, found = [os.getpid()], []
+    while todo:
+        pid = todo.pop()
+        for c in children.get(pid, []):
+            todo.append(c)
+            if names.get(c, "").startswith("python"):
+                found.append(c)
+    peak = 0
+    for pid in found:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]) * 1024)
+        except OSError:
+            continue
+    return peak, len(found)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--messages", type=int, default=100_000)
+    ap.add_argument("--value-bytes", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--entries-per-ledger", type=int, default=400)
+    ap.add_argument("--partitions", type=int, default=4, help="Spark partitions of both Spark sides")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--memory-messages", type=int, default=20_000, help="the 1x topic of the memory runs (0: none)")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+
+    lib, classes = brt.build()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-spark-topic-"))
+    sa = Standalone(
+        lib,
+        workdir / "pulsar",
+        metadata="zookeeper",
+        max_entries_per_ledger=args.entries_per_ledger,
+        max_message_size=5 * 1024 * 1024,
+    )
+    java: brt.JavaReader | None = None
+    spark: Any = None
+    try:
+        sa.start()
+        url = f"zk:127.0.0.1:{sa.zookeeper_port}"
+        log = workdir / "java.log"
+        topic = NS + "spark-bench"
+        produced = produce(lib, classes, sa, topic, args, args.messages, log)
+        entries = pe.read_topic(topic, metadata_url=url)
+        assert entries.filter(entries["error"].is_valid()).num_rows == 0
+        n_entries = entries.num_rows
+        per_partition = -(-n_entries // args.partitions)
+        print(
+            f"topic: {produced['messages']:,} messages, {n_entries:,} entries, "
+            f"{produced['value_bytes'] / 1e6:.1f} MB of values; {args.partitions} Spark partitions",
+            flush=True,
+        )
+        parquet = workdir / "entries"
+        parquet.mkdir()
+        kept = entries.drop_columns(["error"])
+        for i in range(args.partitions):
+            pq.write_table(kept.slice(i * per_partition, per_partition), parquet / f"part-{i:03d}.parquet")
+
+        spark = session("local[2]")
+        import pulsar_entries.spark as ps
+
+        def one_hop() -> tuple[float, int]:
+            df = (
+                spark.read.format("pulsar")
+                .option("metadataUrl", url)
+                .option("topic", topic)
+                .option("entriesPerPartition", str(per_partition))
+                .load()
+            )
+            t = time.perf_counter()
+            df.write.format("noop").mode("overwrite").save()
+            seconds = time.perf_counter() - t
+            return seconds, produced["messages"]
+
+        def two_hops() -> tuple[float, int]:
+            df = ps.decode(ps.read_entries(spark, str(parquet)))
+            t = time.perf_counter()
+            df.write.format("noop").mode("overwrite").save()
+            seconds = time.perf_counter() - t
+            return seconds, produced["messages"]
+
+        # Each Spark side's rows, checked once (untimed): the same messages.
+        one = (
+            spark.read.format("pulsar")
+            .option("metadataUrl", url)
+            .option("topic", topic)
+            .option("entriesPerPartition", str(per_partition))
+            .load()
+        )
+        assert one.rdd.getNumPartitions() == args.partitions, one.rdd.getNumPartitions()
+        two = ps.decode(ps.read_entries(spark, str(parquet)))
+        assert two.rdd.getNumPartitions() == args.partitions, two.rdd.getNumPartitions()
+        for name, df in (("one hop", one), ("two hops", two)):
+            got = df.filter("error IS NULL").count()
+            if got != produced["messages"]:
+                raise RuntimeError(f"{name}: {got} messages, produced {produced['messages']}")
+
+        java = brt.JavaReader(
+            brt.java_cmd(lib, classes, sa, "serve", sa.service_url, topic, str(produced["messages"])),
+            workdir / "java-serve.log",
+        )
+
+        def java_reader() -> tuple[float, int]:
+            assert java is not None
+            got = java.drain()
+            if got["messages"] != produced["messages"]:
+                raise RuntimeError(f"java reader: {got}")
+            return float(got["seconds"]), int(got["messages"])
+
+        sides = {
+            'one hop: format("pulsar")': one_hop,
+            "two hops: read_entries + ps.decode": two_hops,
+            "java reader (broker)": java_reader,
+        }
+        for side in sides.values():  # warm-up
+            side()
+        times: dict[str, list[float]] = {k: [] for k in sides}
+        names = list(sides)
+        for r in range(args.rounds):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                seconds, _ = sides[name]()
+                times[name].append(seconds)
+        print("\n| side | median s | rows/s | vs two hops |\n|---|---:|---:|---:|")
+        base = statistics.median(times[names[1]])
+        for name in names:
+            m = statistics.median(times[name])
+            print(f"| {name} | {m:.2f} | {produced['messages'] / m:,.0f} | {base / m:.2f}x |")
+        ratios = [b / a for a, b in zip(times[names[0]], times[names[1]])]
+        print(f"one hop / two hops per round: {', '.join(f'{x:.2f}x' for x in ratios)}", flush=True)
+        spark.stop()
+        spark = None
+
+        if args.memory_messages:
+            print(
+                "\n| topic | messages | entries | tasks | largest peak RSS of a Python worker |\n|---|---:|---:|---:|---:|"
+            )
+            for k in (1, 4, 16):
+                name = NS + f"spark-memory-{k}x"
+                got = produce(lib, classes, sa, name, args, args.memory_messages * k, log)
+                spark = session("local[1]")
+                df = (
+                    spark.read.format("pulsar")
+                    .option("metadataUrl", url)
+                    .option("topic", name)
+                    .option("entriesPerPartition", str(10**9))
+                    .load()
+                )
+                tasks = df.rdd.getNumPartitions()
+                df.write.format("noop").mode("overwrite").save()
+                peak, procs = python_workers_peak_rss()
+                n = pe.read_topic(name, metadata_url=url).num_rows
+                print(
+                    f"| {k}x | {got['messages']:,} | {n:,} | {tasks} | {peak / 2**20:.0f} MiB ({procs} processes) |",
+                    flush=True,
+                )
+                spark.stop()
+                spark = None
+    finally:
+        if spark is not None:
+            spark.stop()
+        if java is not None:
+            java.close()
+        sa.stop()
+        if args.keep:
+            print(f"work directory kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    pa.set_cpu_count(max(1, pa.cpu_count()))
+    sys.exit(main())

@@ -217,6 +217,7 @@ fn avro_versions_resolve_to_the_latest_and_bad_datums_become_error_rows() {
         &schema,
         &TypedOptions {
             value_column: false,
+            by_version: true,
         },
     )
     .unwrap();

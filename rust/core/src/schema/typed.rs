@@ -35,11 +35,17 @@ use super::SchemaError;
 pub struct TypedOptions {
     /// Keep the raw `value` bytes beside the typed columns.
     pub value_column: bool,
+    /// Read each message with the version its `schema_version` names; when
+    /// false every message is read with the latest (a schema the user gave).
+    pub by_version: bool,
 }
 
 impl Default for TypedOptions {
     fn default() -> Self {
-        TypedOptions { value_column: true }
+        TypedOptions {
+            value_column: true,
+            by_version: true,
+        }
     }
 }
 
@@ -316,7 +322,8 @@ pub fn typed_batch(
             rows.push(Row::default());
             continue;
         }
-        let version = match versions.filter(|v| v.is_valid(i)).map(|v| v.value(i)) {
+        let named = versions.filter(|v| options.by_version && v.is_valid(i));
+        let version = match named.map(|v| v.value(i)) {
             None | Some([]) => Ok(latest.version),
             Some(b) => <[u8; 8]>::try_from(b)
                 .map(i64::from_be_bytes)

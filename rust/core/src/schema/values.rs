@@ -364,10 +364,12 @@ fn from_json(schema: &Schema, names: &Names, json: &Json, depth: usize) -> Resul
                             Some(d) => default_value(&f.schema, names, d, depth)?,
                             None => match &f.schema {
                                 Schema::Union(u) if u.is_nullable() => Value::Null,
-                                _ => return Err(format!(
+                                _ => {
+                                    return Err(format!(
                                     "JSON object has no field {:?} and the schema gives no default",
                                     f.name
-                                )),
+                                ))
+                                }
                             },
                         },
                     };

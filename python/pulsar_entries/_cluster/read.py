@@ -180,9 +180,19 @@ def read_topic(
     offload_prefix: str = "",
     bookie_dirs: Sequence[str] | None = None,
     timeout: float = 30.0,
+    typed: bool = False,
+    schema: Any = None,
+    value_column: bool = True,
 ) -> pa.Table:
     """A topic's entries straight from the cluster's storage, in topic order:
     ``ledger_id, entry_id, partition, data, error``, ready for :func:`decode`.
+
+    ``typed=True`` (or a ``schema``) gives messages instead: decoded, chunks
+    reassembled, and the topic's schema as typed columns
+    (:mod:`pulsar_entries.schemas`). The schema comes from the same metadata
+    store or admin REST API as the layout unless ``schema`` is given (a
+    :class:`~pulsar_entries.schemas.TopicSchema`, or a ``SchemaInfo`` dict);
+    ``value_column`` keeps the raw ``value``.
 
     Live ledgers come from the bookies (read only: no fencing, nothing past
     the last-add-confirmed); offloaded ones from ``offload_filesystem`` (a
@@ -218,7 +228,7 @@ def read_topic(
         timeout=timeout,
         offline=bookie_dirs is not None,
     )
-    return read_layout(
+    entries = read_layout(
         layout,
         start_message_id=start_message_id,
         end_message_id=end_message_id,
@@ -228,6 +238,16 @@ def read_topic(
         bookie_dirs=bookie_dirs,
         timeout=timeout,
     )
+    if not typed and schema is None:
+        return entries
+    from .. import schemas
+
+    if schema is None:
+        schema = schemas.topic_schemas(
+            topic, metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token, timeout=timeout
+        )
+    messages = _native.reassemble_chunks(_native.decode(entries))
+    return schemas.typed(messages, schema, value_column=value_column)
 
 
 def topic_layout(

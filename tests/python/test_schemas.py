@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import pickle
 import struct
+import subprocess
+import sys
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -123,3 +126,58 @@ def test_bad_schemas_are_clear_errors() -> None:
         schemas.typed(pa.table({"x": [1]}), {"type": "STRING"})
     with pytest.raises(ValueError, match="one of metadata_url"):
         schemas.topic_schemas("persistent://t/ns/x")
+
+
+def test_cli_decode_with_a_schema_file_writes_typed_parquet(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    values = [order(i, f"o{i}") for i in range(3)] + [b"\xff"]
+    data = [pe.encode_entry([{"value": v} for v in values[:2]]), pe.encode_entry([{"value": v} for v in values[2:]])]
+    pq.write_table(
+        pa.table({"ledger_id": [7, 7], "entry_id": [0, 1], "data": pa.array(data, pa.binary())}),
+        tmp_path / "in.parquet",
+    )
+    (tmp_path / "schema.json").write_text(json.dumps({"type": "AVRO", "schema": ORDER}))
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pulsar_entries",
+            "--quiet",
+            "--engine",
+            "local",
+            "decode",
+            str(tmp_path / "in.parquet"),
+            str(tmp_path / "out.parquet"),
+            "--schema",
+            str(tmp_path / "schema.json"),
+            "--no-value",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "4 rows (1 error rows)" in run.stdout
+    out = pq.read_table(tmp_path / "out.parquet")
+    assert "value" not in out.column_names
+    assert out["id"].to_pylist() == [0, 1, 2, None]
+    assert out["item"].to_pylist() == ["o0", "o1", "o2", None]
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pulsar_entries",
+            "--quiet",
+            "--engine",
+            "local",
+            "decode",
+            str(tmp_path / "in.parquet"),
+            str(tmp_path / "out2.parquet"),
+            "--typed",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert bad.returncode != 0 and "--typed reads a topic's schema" in bad.stderr

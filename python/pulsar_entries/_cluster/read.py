@@ -246,8 +246,24 @@ def read_topic(
         schema = schemas.topic_schemas(
             topic, metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token, timeout=timeout
         )
-    messages = _native.reassemble_chunks(_native.decode(entries))
-    return schemas.typed(messages, schema, value_column=value_column)
+    return schemas.typed(_messages(entries), schema, value_column=value_column)
+
+
+def _messages(entries: pa.Table, **decode_options: Any) -> pa.Table:
+    """Entries decoded and chunks reassembled; an entry the read could not
+    get becomes one row with its read error (after the decoded rows)."""
+    import pyarrow.compute as pc
+
+    good = entries.filter(pc.is_null(entries["error"])).drop_columns(["error"])
+    bad = entries.filter(pc.is_valid(entries["error"]))
+    messages = pa.table(_native.reassemble_chunks(_native.decode(good, **decode_options)))
+    if not bad.num_rows:
+        return messages
+    columns = {name: pa.nulls(bad.num_rows, messages.schema.field(name).type) for name in messages.schema.names}
+    for name in ("ledger_id", "entry_id", "partition", "error"):
+        if name in bad.column_names:
+            columns[name] = bad[name].cast(messages.schema.field(name).type)
+    return pa.concat_tables([messages, pa.table(columns, schema=messages.schema)])
 
 
 def topic_layout(

@@ -57,9 +57,9 @@ struct Row {
     error: Option<String>,
 }
 
-fn decode_side(writer: &Codec, reader: &Codec, bytes: &[u8]) -> Result<Value, String> {
+fn decode_side(writer: &Codec, reader: &Codec, same: bool, bytes: &[u8]) -> Result<Value, String> {
     match (writer, reader) {
-        (Codec::Avro(w), Codec::Avro(r)) => avro_value(w, r, bytes),
+        (Codec::Avro(w), Codec::Avro(r)) => avro_value(w, (!same).then_some(r), bytes),
         (Codec::Json(_), Codec::Json(r)) => json_value(r, bytes),
         (Codec::Primitive(w), Codec::Primitive(r)) if same_primitive(*w, *r) => {
             primitive_value(*r, bytes)
@@ -101,7 +101,14 @@ struct MessageKey<'a> {
     b64: bool,
 }
 
-fn decode_row(writer: &Codec, reader: &Codec, payload: Option<&[u8]>, key: MessageKey<'_>) -> Row {
+/// One message read with `writer` (`same`: it is the reader schema).
+fn decode_row(
+    writer: &Codec,
+    reader: &Codec,
+    same: bool,
+    payload: Option<&[u8]>,
+    key: MessageKey<'_>,
+) -> Row {
     let result = (|| -> Result<(Option<Value>, Option<Value>), String> {
         match (writer, reader) {
             (
@@ -137,17 +144,17 @@ fn decode_row(writer: &Codec, reader: &Codec, payload: Option<&[u8]>, key: Messa
                     }
                 };
                 let k = kb
-                    .map(|b| decode_side(wk, rk, &b).map_err(|e| format!("key: {e}")))
+                    .map(|b| decode_side(wk, rk, same, &b).map_err(|e| format!("key: {e}")))
                     .transpose()?;
                 let v = vb
-                    .map(|b| decode_side(wv, rv, b).map_err(|e| format!("value: {e}")))
+                    .map(|b| decode_side(wv, rv, same, b).map_err(|e| format!("value: {e}")))
                     .transpose()?;
                 Ok((k, v))
             }
             _ => Ok((
                 None,
                 payload
-                    .map(|p| decode_side(writer, reader, p))
+                    .map(|p| decode_side(writer, reader, same, p))
                     .transpose()?,
             )),
         }
@@ -330,7 +337,7 @@ pub fn typed_batch(
                 .map_err(|_| format!("schema version of {} bytes, expected 8", b.len())),
         };
         let writer = version.and_then(|v| match writers.get(&v) {
-            Some(Ok(c)) => Ok(c),
+            Some(Ok(c)) => Ok((c, v == latest.version)),
             Some(Err(e)) => Err(e.clone()),
             None => Err(format!(
                 "schema version {v} is not among the topic's versions {:?}",
@@ -342,7 +349,7 @@ pub fn typed_batch(
             b64: b64.is_some_and(|b| b.is_valid(i) && b.value(i)),
         };
         rows.push(match writer {
-            Ok(w) => decode_row(w, &reader, payload, key),
+            Ok((w, same)) => decode_row(w, &reader, same, payload, key),
             Err(e) => Row {
                 error: Some(e),
                 ..Row::default()

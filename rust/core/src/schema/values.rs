@@ -195,16 +195,23 @@ pub(crate) fn primitive_value(t: SchemaType, bytes: &[u8]) -> Result<Value, Stri
     })
 }
 
-/// An Avro datum written with `writer`, resolved to `reader`.
+/// An Avro datum written with `writer`, resolved to `reader` (`None`: the
+/// writer is the reader, nothing to resolve).
 pub(crate) fn avro_value(
     writer: &AvroDef,
-    reader: &AvroDef,
+    reader: Option<&AvroDef>,
     bytes: &[u8],
 ) -> Result<Value, String> {
     check_datum(&writer.schema, &writer.names, bytes)?;
     let mut cursor = bytes;
-    apache_avro::from_avro_datum(&writer.schema, &mut cursor, Some(&reader.schema))
-        .map_err(|e| format!("Avro datum does not match its writer schema: {e}"))
+    let value = apache_avro::from_avro_datum(&writer.schema, &mut cursor, None)
+        .map_err(|e| format!("Avro datum does not match its writer schema: {e}"))?;
+    match reader {
+        None => Ok(value),
+        Some(r) => value
+            .resolve(&r.schema)
+            .map_err(|e| format!("Avro datum cannot be resolved to the reader schema: {e}")),
+    }
 }
 
 /// JSON text read against `reader`'s Avro definition.

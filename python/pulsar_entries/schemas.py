@@ -36,7 +36,7 @@ from ._cluster.admin import AdminRest, is_admin_url
 from ._cluster.schemas import from_schema_info, registry_versions, rest_versions
 from ._cluster.stores import open_store
 
-__all__ = ["SchemaVersion", "TopicSchema", "decode", "topic_schemas", "typed"]
+__all__ = ["SchemaVersion", "TopicSchema", "decode", "topic_schemas", "typed", "typed_schema"]
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,12 @@ def typed(messages: Any, schema: SchemaLike, *, value_column: bool = True) -> pa
     (see the module docs). Runs in the Rust core."""
     ts = as_topic_schema(schema)
     return _native.typed_decode(messages, ts.native(), value_column=value_column, by_version=not ts.single)
+
+
+def typed_schema(messages_schema: pa.Schema, schema: SchemaLike, *, value_column: bool = True) -> pa.Schema:
+    """The Arrow schema :func:`typed` gives for messages of ``messages_schema``
+    (every batch gets the same one: what a data source declares up front)."""
+    return typed(messages_schema.empty_table(), schema, value_column=value_column).schema
 
 
 def decode(entries: Any, *, schema: SchemaLike, value_column: bool = True, **decode_options: Any) -> pa.Table:

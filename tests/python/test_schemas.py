@@ -70,6 +70,9 @@ def test_a_schema_info_dict_types_every_message_and_bad_ones_keep_their_bytes() 
     assert out["value"][2].as_py() == b"\xff\xff"
     lean = schemas.typed(table, {"type": "AVRO", "schema": json.dumps(ORDER)}, value_column=False)
     assert "value" not in lean.column_names and lean["id"].to_pylist() == [1, 2, None]
+    # The schema every batch gets, known before any row is read.
+    assert schemas.typed_schema(table.schema, {"type": "AVRO", "schema": ORDER}) == out.schema
+    assert schemas.typed_schema(table.schema, {"type": "AVRO", "schema": ORDER}, value_column=False) == lean.schema
 
 
 def test_registry_versions_resolve_to_the_latest() -> None:

@@ -162,3 +162,18 @@ def test_cli_decode_typed_writes_what_read_topic_gives(real_pulsar_zk: Any, tmp_
         == expected.select(["id", "item", "price", "tags", "qty", "error"]).to_pylist()
     )
     assert written["qty"].to_pylist()[:12] == [7] * 12
+
+
+def test_the_registry_in_the_rocksdb_store(real_pulsar: Any) -> None:
+    """The standalone's own RocksDB metadata store holds the same registry."""
+    rp = real_pulsar
+    registry = schemas.topic_schemas(NS + "schema-avro", metadata_url=f"rocksdb:{rp.standalone.metadata_dir}")
+    rest = schemas.topic_schemas(NS + "schema-avro", admin_url=rp.standalone.web_url)
+    assert registry == rest and [v.version for v in registry.versions] == [0, 1]
+    rows = pe.read_topic(
+        NS + "schema-json", metadata_url=f"rocksdb:{rp.standalone.metadata_dir}", typed=True
+    ).to_pylist()
+    truth = rp.truth["schema-json"]["typed_messages"]
+    assert [(r["id"], r["name"], r["price"], r["active"]) for r in rows] == [
+        (m["value"]["id"], m["value"]["name"], m["value"]["price"], m["value"]["active"]) for m in truth
+    ]

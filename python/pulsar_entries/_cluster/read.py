@@ -240,13 +240,14 @@ def read_topic(
     )
     if not typed and schema is None:
         return entries
-    from .. import schemas
+    from ..schemas import topic_schemas
+    from ..schemas import typed as typed_messages
 
     if schema is None:
-        schema = schemas.topic_schemas(
+        schema = topic_schemas(
             topic, metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token, timeout=timeout
         )
-    return schemas.typed(_messages(entries), schema, value_column=value_column)
+    return typed_messages(_messages(entries), schema, value_column=value_column)
 
 
 def _messages(entries: pa.Table, **decode_options: Any) -> pa.Table:

@@ -15,6 +15,9 @@ use pyo3_arrow::input::AnyRecordBatch;
 use crate::convert::{batches_and_schema, table};
 use crate::errors::{class_of, Class, Error, Result};
 
+/// One schema version as Python passes it: `(version, type name, definition, properties)`.
+type VersionTuple = (i64, String, Vec<u8>, HashMap<String, String>);
+
 fn err(e: SchemaError) -> Error {
     Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
 }
@@ -28,7 +31,7 @@ fn err(e: SchemaError) -> Error {
 fn typed_decode(
     py: Python<'_>,
     messages: AnyRecordBatch,
-    versions: Vec<(i64, String, Vec<u8>, HashMap<String, String>)>,
+    versions: Vec<VersionTuple>,
     value_column: bool,
     by_version: bool,
 ) -> Result<Bound<'_, PyAny>> {

@@ -25,7 +25,7 @@ use arrow_array::{Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, Strin
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, TimeUnit};
 use base64::Engine as _;
 
-use super::columns::{arrow_type, to_array, unwrap, Cx};
+use super::columns::{to_array, unwrap, Cx};
 use super::info::{SchemaType, TopicSchema};
 use super::values::{avro_value, json_value, primitive_schema, primitive_value, AvroDef, Codec};
 use super::SchemaError;
@@ -231,8 +231,6 @@ fn avro_columns(
                     })
                     .collect();
                 let array = to_array(&f.schema, &mut cx, &child);
-                let (dt, _) = arrow_type(&f.schema, &mut cx);
-                debug_assert_eq!(&dt, array.data_type());
                 (
                     Field::new(field_name(&f.name), array.data_type().clone(), true),
                     array,

@@ -154,5 +154,8 @@ def typed_schema(messages_schema: pa.Schema, schema: SchemaLike, *, value_column
 
 
 def decode(entries: Any, *, schema: SchemaLike, value_column: bool = True, **decode_options: Any) -> pa.Table:
-    """:func:`pulsar_entries.decode` of ``entries``, then :func:`typed`."""
-    return typed(_native.decode(entries, **decode_options), schema, value_column=value_column)
+    """:func:`pulsar_entries.decode` of ``entries`` (``decode_options`` are its
+    options), chunked messages reassembled (:func:`pulsar_entries.reassemble_chunks`:
+    its columns are added), then :func:`typed`."""
+    messages = _native.reassemble_chunks(_native.decode(entries, **decode_options))
+    return typed(messages, schema, value_column=value_column)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import pulsar_entries as pe
@@ -184,3 +185,17 @@ def test_cli_decode_with_a_schema_file_writes_typed_parquet(tmp_path: Path) -> N
         timeout=300,
     )
     assert bad.returncode != 0 and "--typed reads a topic's schema" in bad.stderr
+
+
+def test_decode_reassembles_chunked_messages_before_typing_them() -> None:
+    text = "chunked " * 500
+    chunks = pe.encode_chunked({"value": text.encode(), "key": "k"}, chunk_size=1000)
+    assert len(chunks) > 1
+    data = [*chunks, pe.encode_entry([{"value": b"short"}], sequence_id=1)]
+    entries = pa.table(
+        {"ledger_id": [3] * len(data), "entry_id": list(range(len(data))), "data": pa.array(data, pa.binary())}
+    )
+    out = schemas.decode(entries, schema={"type": "STRING"})
+    whole = out.filter(pc.is_valid(out["__value__"]))
+    assert whole["__value__"].to_pylist() == [text, "short"]
+    assert whole["error"].to_pylist() == [None, None]

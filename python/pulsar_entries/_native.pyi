@@ -79,6 +79,8 @@ __all__ = [
     "reassemble_chunks",
     "reassemble_partition",
     "rebuild_entries",
+    "schema_entry",
+    "schema_locations",
     "seek_position",
     "set_broker_entry_metadata",
     "stamp",
@@ -87,6 +89,7 @@ __all__ = [
     "to_ledger_records",
     "topic_last_position",
     "topic_paths",
+    "typed_decode",
     "with_message_ids",
     "write_offload_ledger",
     "write_offload_streaming",
@@ -777,3 +780,24 @@ class BookieReader:
     def last_readable(self, ledger_id: int, metadata: bytes) -> int: ...
     def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: int | None = None) -> pa.RecordBatch:
         """Entries ``first..=last`` of a ledger as ``ledger_id, entry_id, data, error``."""
+
+# ---- the typed decode (pulsar_entries.schemas)
+
+def typed_decode(
+    messages: Any,
+    versions: Sequence[tuple[int, str, bytes, Mapping[str, str]]],
+    *,
+    value_column: bool = True,
+    by_version: bool = True,
+) -> pa.Table:
+    """Decoded messages with the topic's schema as typed columns. ``versions``
+    are ``(version, type name, definition bytes, properties)``; the highest is
+    the reader schema; ``by_version=False`` reads every message with it."""
+
+def schema_locations(node: bytes) -> list[tuple[int, int, int]]:
+    """``(version, ledger_id, entry_id)`` of each version a ``/schemas/...``
+    node (a ``SchemaLocator``) lists."""
+
+def schema_entry(version: int, data: bytes) -> dict[str, Any]:
+    """A schema-ledger entry (a ``SchemaEntry``): ``version, type, schema,
+    properties, deleted, timestamp, schema_id``."""

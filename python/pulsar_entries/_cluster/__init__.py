@@ -17,7 +17,8 @@ flag or a master key.
 
 The package's modules: ``stores`` (the metadata stores), ``layout`` (a topic's
 layout from the store), ``admin`` (the layout from the admin REST API), ``files``
-(a bookie's files as a ledger source) and ``read`` (reading the entries).
+(a bookie's files as a ledger source), ``read`` (reading the entries) and
+``schemas`` (a topic's schema versions from the registry or the REST API).
 """
 
 from __future__ import annotations

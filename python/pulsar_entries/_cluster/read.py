@@ -180,9 +180,19 @@ def read_topic(
     offload_prefix: str = "",
     bookie_dirs: Sequence[str] | None = None,
     timeout: float = 30.0,
+    typed: bool = False,
+    schema: Any = None,
+    value_column: bool = True,
 ) -> pa.Table:
     """A topic's entries straight from the cluster's storage, in topic order:
     ``ledger_id, entry_id, partition, data, error``, ready for :func:`decode`.
+
+    ``typed=True`` (or a ``schema``) gives messages instead: decoded, chunks
+    reassembled, and the topic's schema as typed columns
+    (:mod:`pulsar_entries.schemas`). The schema comes from the same metadata
+    store or admin REST API as the layout unless ``schema`` is given (a
+    :class:`~pulsar_entries.schemas.TopicSchema`, or a ``SchemaInfo`` dict);
+    ``value_column`` keeps the raw ``value``.
 
     Live ledgers come from the bookies (read only: no fencing, nothing past
     the last-add-confirmed); offloaded ones from ``offload_filesystem`` (a
@@ -218,7 +228,7 @@ def read_topic(
         timeout=timeout,
         offline=bookie_dirs is not None,
     )
-    return read_layout(
+    entries = read_layout(
         layout,
         start_message_id=start_message_id,
         end_message_id=end_message_id,
@@ -228,6 +238,33 @@ def read_topic(
         bookie_dirs=bookie_dirs,
         timeout=timeout,
     )
+    if not typed and schema is None:
+        return entries
+    from ..schemas import topic_schemas
+    from ..schemas import typed as typed_messages
+
+    if schema is None:
+        schema = topic_schemas(
+            topic, metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token, timeout=timeout
+        )
+    return typed_messages(_messages(entries), schema, value_column=value_column)
+
+
+def _messages(entries: pa.Table, **decode_options: Any) -> pa.Table:
+    """Entries decoded and chunks reassembled; an entry the read could not
+    get becomes one row with its read error (after the decoded rows)."""
+    import pyarrow.compute as pc
+
+    good = entries.filter(pc.is_null(entries["error"])).drop_columns(["error"])
+    bad = entries.filter(pc.is_valid(entries["error"]))
+    messages = pa.table(_native.reassemble_chunks(_native.decode(good, **decode_options)))
+    if not bad.num_rows:
+        return messages
+    columns = {name: pa.nulls(bad.num_rows, messages.schema.field(name).type) for name in messages.schema.names}
+    for name in ("ledger_id", "entry_id", "partition", "error"):
+        if name in bad.column_names:
+            columns[name] = bad[name].cast(messages.schema.field(name).type)
+    return pa.concat_tables([messages, pa.table(columns, schema=messages.schema)])
 
 
 def topic_layout(

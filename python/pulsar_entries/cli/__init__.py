@@ -93,6 +93,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="text fields that are not UTF-8: replace with U+FFFD as Pulsar's Java client does (default), "
         "or make the entry an error row",
     )
+    t = d.add_argument_group("typed columns (the topic's schema)")
+    t.add_argument(
+        "--typed",
+        action="store_true",
+        help="decode with the topic's schema into typed columns; the schema comes from --metadata-url "
+        "(the schema registry, or the admin REST API); runs in process",
+    )
+    t.add_argument(
+        "--schema",
+        metavar="FILE",
+        help="decode with this schema instead: a JSON file in Pulsar's SchemaInfo shape "
+        '({"type": "AVRO", "schema": {...}, "properties": {}}); every message is read with it',
+    )
+    t.add_argument("--no-value", action="store_true", help="with --typed/--schema: leave out the raw value bytes")
     d.set_defaults(func=cmd_decode)
 
     i = sub.add_parser("inspect", help="summarize a topic: counts, codecs, sizes, time range, errors")

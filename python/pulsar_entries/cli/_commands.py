@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -73,20 +74,72 @@ def cmd_generate(args: argparse.Namespace) -> None:
     )
 
 
+def typed_schema(args: argparse.Namespace, src: Any) -> Any:
+    """The schema ``--typed`` or ``--schema`` asks for, else ``None``."""
+    if args.no_value and not (args.typed or args.schema):
+        raise CliError("--no-value goes with --typed or --schema")
+    if args.typed and args.schema:
+        raise CliError("give --typed (the topic's schema) or --schema FILE, not both")
+    if args.schema:
+        try:
+            with open(args.schema, encoding="utf-8") as f:
+                given = json.load(f)
+        except (OSError, ValueError) as e:
+            raise CliError(f"--schema {args.schema}: {e}") from None
+        if not isinstance(given, dict):
+            raise CliError(f"--schema {args.schema}: expected a JSON object in Pulsar's SchemaInfo shape")
+        return given
+    if not args.typed:
+        return None
+    if not isinstance(src, ClusterTopic):
+        raise CliError(
+            "--typed reads a topic's schema: IN must be persistent://tenant/ns/topic (or give --schema FILE)"
+        )
+    from .. import schemas
+
+    try:
+        return schemas.topic_schemas(
+            src.name,
+            metadata_url=src.options["metadata_url"],
+            admin_token=src.options["admin_token"],
+            timeout=src.options["timeout"],
+        )
+    except LookupError as e:
+        raise CliError(str(e)) from None
+
+
 def cmd_decode(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     runner = engine(args)
     src = source(args)  # a misused option is reported before anything about OUT
+    schema = typed_schema(args, src)
+    options = dict(verify_checksum=not args.no_verify, keep_markers=args.keep_markers, utf8_errors=args.utf8_errors)
     with staged(args.out, inputs=inputs(args), directory=runner.directory_outputs, overwrite=args.overwrite) as tmp:
-        rows, errors = runner.decode(
-            src,
-            tmp,
-            verify_checksum=not args.no_verify,
-            keep_markers=args.keep_markers,
-            utf8_errors=args.utf8_errors,
-        )
+        if schema is None:
+            rows, errors = runner.decode(src, tmp, **options)
+        else:
+            rows, errors = decode_typed(
+                src, Path(tmp), schema, directory=runner.directory_outputs, no_value=args.no_value, **options
+            )
     took = time.perf_counter() - started
     print(f"decoded into {rows:,} rows ({errors:,} error rows) in {took:.1f}s -> {args.out}")
+
+
+def decode_typed(
+    src: Any, out: Path, schema: Any, *, directory: bool, no_value: bool = False, **options: Any
+) -> tuple[int, int]:
+    """Entries decoded (chunks reassembled) with the schema as typed columns, in process; one
+    Parquet file, inside the directory when the engine writes directories."""
+    from .. import schemas
+    from .._cluster.read import _messages
+    from ._engines import read_entries
+
+    table = schemas.typed(_messages(read_entries(src, keep_errors=True), **options), schema, value_column=not no_value)
+    if directory:
+        out.mkdir(parents=True, exist_ok=True)
+        out = out / "part-00000.parquet"
+    pq.write_table(table, out)
+    return table.num_rows, table.num_rows - table["error"].null_count
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:

@@ -34,6 +34,7 @@ pub mod offload;
 pub mod options;
 pub mod pass;
 pub mod processor;
+pub mod schema;
 pub mod seek;
 pub mod stamp;
 pub mod value;

@@ -31,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
         "seek",
         "bookkeeper",
         "stamp",
+        "schema",
     ],
     &["options", "pass", "value"],
 ];

@@ -25,6 +25,7 @@ mod kafka;
 mod offload;
 mod pass;
 mod processors;
+mod typed;
 
 use pyo3::prelude::*;
 
@@ -45,5 +46,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ids::register(m)?;
     compaction::register(m)?;
     offload::register(m)?;
+    typed::register(m)?;
     Ok(())
 }

@@ -9,7 +9,11 @@
 * Pulsar's Java client (``Corpus produce``): ``java-mixed``, ``java-chunked``, ``java-txn``
   (committed and aborted transactions), ``java-partitioned`` (3 partitions), ``java-tombstoned``
   (every key's last message a tombstone) and ``java-encrypted`` (end-to-end encrypted with an RSA pair the
-  tool writes to the working directory; its Readers decrypt with it).
+  tool writes to the working directory; its Readers decrypt with it); and the schema topics
+  (``Schemas.java``): ``schema-avro`` (two AVRO versions, then a message no version decodes),
+  ``schema-json``, ``schema-int64``, ``schema-kv-inline`` and ``schema-kv-separated``, whose ground
+  truth adds what an ``AUTO_CONSUME`` Reader decodes (``typed_messages``). They are unloaded (their
+  ledgers close) but neither compacted nor offloaded.
 
 Then, through the admin REST API: compaction of the keyed topics (waited for), an unload of every
 topic (its last ledger closes) and an offload of every closed ledger to the loopback S3 (waited
@@ -61,6 +65,8 @@ PY_CODEC = {"NONE": "NONE", "LZ4": "LZ4", "ZLIB": "ZLib", "ZSTD": "ZSTD", "SNAPP
 JAVA_TOPICS = ("java-mixed", "java-chunked", "java-txn", "java-tombstoned", "java-encrypted")
 PARTITIONS = tuple(f"java-partitioned-partition-{i}" for i in range(3))
 PY_TOPICS = ("py-mixed", "py-chunked")
+#: Topics with schemas (Schemas.java), read by typed Readers too.
+SCHEMA_TOPICS = ("schema-avro", "schema-json", "schema-int64", "schema-kv-inline", "schema-kv-separated")
 #: Topics compacted by the broker (chunked topics are not: its compacted readers stall on them).
 COMPACTED = ("java-mixed", "java-txn", "py-mixed", "java-tombstoned", "java-encrypted", *PARTITIONS)
 #: Compacted topics without seek-by-time ground truth (transactions; nothing live; encrypted values).
@@ -343,6 +349,10 @@ def start_real_pulsar(
         offloaded = _offload(sa, topics)
         timings["offload"] = time.monotonic() - t
 
+        for x in SCHEMA_TOPICS:
+            # Their last ledger closes, so every entry is readable outside the broker.
+            sa.admin("PUT", f"/persistent/public/default/{x}/unload")
+
         t = time.monotonic()
         truth_path = workdir / "truth.json"
         # Seek by time on the topics whose every entry is dispatchable and whole (no transactions
@@ -350,7 +360,7 @@ def start_real_pulsar(
         specs = [
             x + (":compacted" if x in compacted else "") + (":seek" if x in compacted and x not in NO_SEEK else "")
             for x in topics
-        ]
+        ] + [x + ":typed" for x in SCHEMA_TOPICS]
         _java(["corpus", "truth", sa.service_url, sa.web_url, str(truth_path), *specs], java_log, hosts=sa.hosts_path)
         truth = json.loads(truth_path.read_text())
         timings["ground truth"] = time.monotonic() - t

@@ -42,6 +42,7 @@ final class Produce {
         result.set("java-partitioned", producePartitioned(client, NS + "java-partitioned"));
         result.set("java-tombstoned", produceTombstoned(client, NS + "java-tombstoned"));
         result.set("java-encrypted", produceEncrypted(client, NS + "java-encrypted", newKeys(dir)));
+        result.set("schemas", Schemas.produce(client));
         return result;
     }
 

@@ -48,7 +48,7 @@ final class Truth {
         }
     }
 
-    /** One topic's ground truth; spec is {@code name[:compacted][:seek]}. */
+    /** One topic's ground truth; spec is {@code name[:compacted][:seek][:typed]}. */
     static ObjectNode topicTruth(PulsarClient client, PulsarAdmin admin, String spec) throws Exception {
         List<String> parts = List.of(spec.split(":"));
         String name = parts.get(0);
@@ -70,6 +70,9 @@ final class Truth {
         }
         if (parts.contains("seek")) {
             t.set("seeks", seeks(client, topic, plain));
+        }
+        if (parts.contains("typed")) {
+            t.set("typed_messages", Schemas.typedMessages(client, topic));
         }
         return t;
     }

@@ -1,7 +1,8 @@
 """Arrow between Spark and the core.
 
-Spark's Arrow schemas differ from ours in two ways, handled here:
-- Spark timestamps are microseconds, ours milliseconds;
+Spark's Arrow schemas differ from ours in these ways, handled here:
+- Spark timestamps are microseconds, ours milliseconds (times too: Spark's
+  TIME is microseconds); Avro ``fixed`` is plain binary to Spark;
 - with ``spark.sql.execution.arrow.useLargeVarTypes`` Spark exchanges
   ``large_binary`` / ``large_string``; the variant is read off the input batch.
 
@@ -29,8 +30,11 @@ EMPTY_ENTRIES = pa.table(
 def _spark_arrow_type(t: pa.DataType, large: bool) -> pa.DataType:
     """The Arrow type Spark exchanges for a column of our type ``t``."""
     if pa.types.is_timestamp(t):
-        return pa.timestamp("us", tz="UTC")
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        # A typed column's local timestamp (Avro local-timestamp-*) stays zone-less: TIMESTAMP_NTZ.
+        return pa.timestamp("us", tz=None if t.tz is None else "UTC")
+    if pa.types.is_time(t):
+        return pa.time64("us")
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
         return pa.large_binary() if large else pa.binary()
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return pa.large_string() if large else pa.string()

@@ -45,6 +45,7 @@ from .._cluster.scan import (
     scan_range,
     seek_by_time,
 )
+from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed, typed_schema
 from ._arrow import conform, spark_schema
 
 #: The short name: ``spark.read.format("pulsar")``.
@@ -79,6 +80,9 @@ OPTIONS = (
     "timeout",
     "seekByTime",
     "pushFilters",
+    "typed",
+    "schema",
+    "valueColumn",
 )
 
 #: The columns whose range filters become a seek, and the entry-metadata field each seeks on.
@@ -152,6 +156,105 @@ def _addresses(value: str | None) -> dict[str, str] | None:
     return out
 
 
+#: Schema types the core decodes into columns (``typed=auto`` types only these).
+TYPED_KINDS = frozenset(
+    [
+        "AVRO",
+        "JSON",
+        "KEY_VALUE",
+        "STRING",
+        "BOOLEAN",
+        "INT8",
+        "INT16",
+        "INT32",
+        "INT64",
+        "FLOAT",
+        "DOUBLE",
+        "BYTES",
+        "DATE",
+        "TIME",
+        "TIMESTAMP",
+        "INSTANT",
+        "LOCAL_DATE",
+        "LOCAL_TIME",
+        "LOCAL_DATE_TIME",
+    ]
+)
+
+
+def _typed(value: str | None, schema: str | None) -> str:
+    if value is None:
+        return "true" if schema is not None else "auto"
+    v = str(value).strip().lower()
+    if v in ("auto", "true", "false"):
+        if v == "false" and schema is not None:
+            raise ValueError("pulsar: the option schema types the rows; it cannot go with typed=false")
+        return v
+    raise ValueError(f'option typed={value!r}: expected "auto", "true" or "false"')
+
+
+def _user_schema(value: str | None) -> dict[str, Any] | None:
+    """The ``schema`` option: Pulsar's ``SchemaInfo`` as JSON (``{"type": "AVRO", "schema": ..., "properties": {}}``)."""
+    if value is None:
+        return None
+    try:
+        info = json.loads(value)
+    except ValueError as e:
+        raise ValueError(
+            f"option schema: not JSON ({e}); expected Pulsar's SchemaInfo, e.g. "
+            '{"type": "AVRO", "schema": {...Avro definition...}}'
+        ) from None
+    if not isinstance(info, dict) or "type" not in info:
+        raise ValueError('option schema: expected a JSON object with a "type" (Pulsar\'s SchemaInfo)')
+    return info
+
+
+def resolve_schema(opts: TopicOptions, topics: list[str]) -> dict[str, TopicSchema] | None:
+    """Each topic's schema for typed rows, looked up once on the driver: the
+    user's ``schema`` for every topic, else each topic's registry versions.
+    ``typed=auto`` types the rows only when every topic's latest schema is the
+    same and of a type the core decodes (BYTES stays the ``value`` column);
+    ``typed=true`` makes anything else an error."""
+    if opts.typed == "false":
+        return None
+    strict = opts.typed == "true"
+    if not opts.reassemble:
+        if strict:
+            raise ValueError("pulsar: typed rows need whole messages; reassembleChunks=false goes with typed=false")
+        return None
+    if opts.user_schema is not None:
+        given = as_topic_schema(opts.user_schema)
+        return {topic: given for topic in topics}
+    found: dict[str, TopicSchema] = {}
+    for topic in topics:
+        try:
+            found[topic] = topic_schemas(
+                topic,
+                metadata_url=opts.metadata_url,
+                admin_url=opts.admin_url,
+                admin_token=opts.admin_token,
+                timeout=opts.timeout,
+            )
+        except LookupError:
+            if strict:
+                raise LookupError(
+                    f"pulsar: typed=true but topic {topic} has no schema in the registry; "
+                    "pass one with the schema option, or typed=false"
+                ) from None
+            return None
+    latest = {(s.latest.type, s.latest.schema, tuple(sorted(s.latest.properties.items()))) for s in found.values()}
+    if len(latest) > 1:
+        if strict:
+            raise ValueError(f"pulsar: typed=true but the topics {topics} have different schemas; read them apart")
+        return None
+    kind = next(iter(found.values())).latest.type
+    if kind not in TYPED_KINDS or (kind == "BYTES" and not strict):
+        if strict:
+            raise ValueError(f"pulsar: schema type {kind} is not decoded into columns; use typed=false")
+        return None
+    return found
+
+
 @dataclass
 class TopicOptions:
     """The source's options, checked once on the driver."""
@@ -176,8 +279,15 @@ class TopicOptions:
     timeout: float
     seek_by_time: bool
     push_filters: bool
+    #: ``auto`` (typed when the topic's registry has a schema the core decodes), ``true`` or ``false``.
+    typed: str = "auto"
+    #: A schema the user passed (the ``schema`` option, Pulsar's ``SchemaInfo`` shape as JSON).
+    user_schema: dict[str, Any] | None = None
+    value_column: bool = True
     several: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+    #: Each topic's schema for typed rows, resolved on the driver (see :func:`resolve_schema`).
+    topic_schemas: dict[str, TopicSchema] | None = None
 
     @staticmethod
     def parse(options: Mapping[str, str]) -> TopicOptions:
@@ -266,6 +376,9 @@ class TopicOptions:
             timeout=seconds,
             seek_by_time=_bool("seekByTime", get("seekByTime"), True),
             push_filters=_bool("pushFilters", get("pushFilters"), False),
+            typed=_typed(get("typed"), get("schema")),
+            user_schema=_user_schema(get("schema")),
+            value_column=_bool("valueColumn", get("valueColumn"), True),
             several=bool(topics or pattern),
         )
 
@@ -284,6 +397,9 @@ class TopicOptions:
 
     def output(self) -> pa.Schema:
         schema = output_schema(self.decode, reassemble=self.reassemble)
+        if self.topic_schemas:
+            any_schema = next(iter(self.topic_schemas.values()))
+            schema = typed_schema(schema, any_schema, value_column=self.value_column)
         if self.several:
             schema = schema.append(pa.field("topic", pa.string(), False))
         return schema
@@ -479,6 +595,8 @@ class PulsarTopicDataSource(DataSource):
             opts.offload()
             layouts = resolve_layouts(opts)
             self._layouts = layouts
+            self._schemas = resolve_schema(opts, [layout.topic for layout in layouts])
+        opts.topic_schemas = self._schemas
         return opts, layouts
 
     def schema(self) -> StructType:
@@ -524,6 +642,8 @@ class PulsarTopicPlainReader(DataSourceReader):
             timeout=opts.timeout,
             **opts.chunks,
         ):
+            if opts.topic_schemas:
+                table = typed(table, opts.topic_schemas[topic], value_column=opts.value_column)
             if opts.several:
                 table = table.append_column(
                     pa.field("topic", pa.string(), False), pa.array([topic] * table.num_rows, pa.string())

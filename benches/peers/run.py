@@ -149,7 +149,9 @@ def serve_python(kind: str) -> None:
         for data in entries:
             info = pe.parse_entry(data)
             md = info["metadata"]
-            codec = {0: "none", 1: "lz4", 3: "zstd"}.get(md.get("compression", 0), "?")
+            codec = str(md.get("compression", "none")).lower()
+            if codec not in ("none", "lz4", "zstd"):
+                raise SystemExit(f"pulsar-client side: codec {codec} not handled")
             out.append((codec, info["payload"], md.get("uncompressed_size", 0), md.get("num_messages_in_batch", 0)))
         return out
 
@@ -165,8 +167,9 @@ def serve_python(kind: str) -> None:
                 payload = lz4.block.decompress(payload, uncompressed_size=size)
             elif codec == "zstd":
                 payload = zd.decompress(payload, max_output_size=size)
-            batch = pulsar.MessageBatch().with_message_id(pulsar.MessageId(-1, 1, i, -1)).parse_from(payload, n)
-            for m in batch:
+            # The MessageBatch must outlive its messages (they point into it).
+            holder = pulsar.MessageBatch().with_message_id(pulsar.MessageId(-1, 1, i, -1))
+            for m in holder.parse_from(payload, n):
                 v = m.data()
                 k = m.partition_key()
                 p = m.properties()

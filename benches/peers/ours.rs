@@ -29,6 +29,12 @@ use pulsar_entries_core::{
     Codec, DecodeOptions, Decoder, EntryView, DEFAULT_MAX_UNCOMPRESSED_SIZE,
 };
 
+// The allocator the Python extension ships with (rust/python/src/lib.rs):
+// it keeps freed pages for reuse, so a decode does not fault its output
+// buffers in afresh each time.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const PROJECTION: [&str; 6] = [
     "ledger_id",
     "entry_id",

@@ -11,7 +11,7 @@ use arrow_array::{ArrayRef, BinaryArray};
 use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
 
-use crate::decode::arrow_types::{properties_builder, timestamp_builder as ts};
+use crate::decode::arrow_types::properties_builder_with;
 
 use super::schema::header_fields;
 use crate::format::batch::BatchRecord;
@@ -234,44 +234,54 @@ pub(super) fn bytes_n<T: arrow_array::types::ByteArrayType>(
 
 impl Columns {
     /// `value_bytes`: expected value bytes, reserved up front; `want`: the
-    /// columns to build.
-    pub(super) fn new(value_bytes: usize, want: Want) -> Self {
+    /// columns to build; `rows`: expected rows, reserved up front in every
+    /// wanted column (growing by doubling copies each column and faults in
+    /// fresh pages several times over).
+    pub(super) fn new(value_bytes: usize, want: Want, rows: usize) -> Self {
+        let n = |c: usize| if want[c] { rows } else { 0 };
+        let int64 = |c| Int64Builder::with_capacity(n(c));
+        let int32 = |c| Int32Builder::with_capacity(n(c));
+        let ts = |c| TimestampMillisecondBuilder::with_capacity(n(c)).with_timezone("UTC");
+        // Text columns: item capacity, and `bytes` per row of text.
+        let text = |c, bytes: usize| StringBuilder::with_capacity(n(c), n(c) * bytes);
+        let bin = |c| BinaryBuilder::with_capacity(n(c), 0);
+        let bool_ = |c| BooleanBuilder::with_capacity(n(c));
         Columns {
-            ledger_id: Int64Builder::new(),
-            entry_id: Int64Builder::new(),
-            partition: Int32Builder::new(),
-            batch_index: Int32Builder::new(),
-            num_messages: Int32Builder::new(),
-            producer_name: StringBuilder::new(),
-            sequence_id: Int64Builder::new(),
-            publish_time: ts(),
-            event_time: ts(),
-            timestamp_type: StringBuilder::new(),
-            key: StringBuilder::new(),
-            key_b64_encoded: BooleanBuilder::new(),
-            ordering_key: BinaryBuilder::new(),
-            properties: properties_builder(),
+            ledger_id: int64(LEDGER_ID),
+            entry_id: int64(ENTRY_ID),
+            partition: int32(PARTITION),
+            batch_index: int32(BATCH_INDEX),
+            num_messages: int32(NUM_MESSAGES),
+            producer_name: text(PRODUCER_NAME, 16),
+            sequence_id: int64(SEQUENCE_ID),
+            publish_time: ts(PUBLISH_TIME),
+            event_time: ts(EVENT_TIME),
+            timestamp_type: text(TIMESTAMP_TYPE, 0),
+            key: text(KEY, 16),
+            key_b64_encoded: bool_(KEY_B64_ENCODED),
+            ordering_key: bin(ORDERING_KEY),
+            properties: properties_builder_with(n(PROPERTIES)),
             headers: headers_builder(),
             value: ValueColumn::with_capacity(value_bytes),
-            compacted_out: BooleanBuilder::new(),
-            schema_version: BinaryBuilder::new(),
-            compression: StringBuilder::new(),
-            uncompressed_size: Int64Builder::new(),
-            encrypted: BooleanBuilder::new(),
-            broker_timestamp: ts(),
-            broker_index: Int64Builder::new(),
-            offset: Int64Builder::new(),
-            uuid: StringBuilder::new(),
-            chunk_id: Int32Builder::new(),
-            num_chunks: Int32Builder::new(),
-            total_chunk_size: Int32Builder::new(),
-            marker_type: Int32Builder::new(),
-            txnid_most_bits: Int64Builder::new(),
-            txnid_least_bits: Int64Builder::new(),
-            replicated_from: StringBuilder::new(),
-            deliver_at_time: ts(),
-            processor: StringBuilder::new(),
-            error: StringBuilder::new(),
+            compacted_out: bool_(COMPACTED_OUT),
+            schema_version: bin(SCHEMA_VERSION),
+            compression: text(COMPRESSION, 4),
+            uncompressed_size: int64(UNCOMPRESSED_SIZE),
+            encrypted: bool_(ENCRYPTED),
+            broker_timestamp: ts(BROKER_TIMESTAMP),
+            broker_index: int64(BROKER_INDEX),
+            offset: int64(OFFSET),
+            uuid: text(UUID, 0),
+            chunk_id: int32(CHUNK_ID),
+            num_chunks: int32(NUM_CHUNKS),
+            total_chunk_size: int32(TOTAL_CHUNK_SIZE),
+            marker_type: int32(MARKER_TYPE),
+            txnid_most_bits: int64(TXNID_MOST_BITS),
+            txnid_least_bits: int64(TXNID_LEAST_BITS),
+            replicated_from: text(REPLICATED_FROM, 0),
+            deliver_at_time: ts(DELIVER_AT_TIME),
+            processor: text(PROCESSOR, 6),
+            error: text(ERROR, 0),
             rows: 0,
             bytes: 0,
             want,

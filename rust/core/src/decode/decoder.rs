@@ -25,7 +25,7 @@ use crate::processor::api::{
 use crate::processor::pulsar::{marker_message, pulsar_txn, single_message, PulsarProcessor};
 use crate::processor::registry::Processors;
 
-use super::columns::{Columns, RowKind, Span, Want, COLUMNS};
+use super::columns::{Columns, RowKind, Span, ValueColumn, Want, COLUMNS};
 use super::schema::{message_schema, txn_status_column};
 
 /// The largest `max_uncompressed_size` accepted: keeps every output column's
@@ -126,7 +126,7 @@ impl Decoder {
             opts,
             processors,
             decompressor: Decompressor::default(),
-            columns: Columns::new(0, [true; COLUMNS]),
+            columns: Columns::new(0, [true; COLUMNS], 0),
             txn: TxnTracker::default(),
             done: Vec::new(),
             records: RecordBuf::default(),
@@ -192,7 +192,7 @@ impl Decoder {
     /// `value_bytes` for its values.
     fn flush(&mut self, value_bytes: usize) {
         self.in_done = 0;
-        let next = Columns::new(value_bytes, self.want);
+        let next = Columns::new(value_bytes, self.want, 0);
         let batch = std::mem::replace(&mut self.columns, next).finish();
         self.done.push(batch);
     }
@@ -442,6 +442,17 @@ impl Decoder {
             self.columns.value.data.reserve(self.value_hint);
         }
         let rows = EntryRows::new(input)?;
+        if self.columns.rows == 0 {
+            // Size every column once, for the rows the input projects at its
+            // first entry's messages per byte.
+            let expect = expected_rows(&rows, stored);
+            if expect > 0 {
+                let value =
+                    std::mem::replace(&mut self.columns.value, ValueColumn::with_capacity(0));
+                self.columns = Columns::new(0, self.want, expect);
+                self.columns.value = value;
+            }
+        }
         for i in 0..rows.len() {
             if rows.id_is_null(i) {
                 // Its position is unknown: one error row, never a message at −1.
@@ -494,6 +505,22 @@ impl Decoder {
         self.out_bytes = 0;
         batches
     }
+}
+
+/// Rows a batch of input entries will give, projected from its first entry
+/// (topics are mostly homogeneous); capped so that one odd entry cannot
+/// reserve much. Reading its metadata costs one parse without the checksum.
+fn expected_rows(rows: &EntryRows<'_>, stored: usize) -> usize {
+    const CAP: usize = FLUSH_BYTES / 64;
+    let Some(first) = (0..rows.len().min(4)).find_map(|i| rows.data(i)) else {
+        return 0;
+    };
+    let Ok(entry) = EntryView::parse(first, false) else {
+        return 0;
+    };
+    let per_entry = entry.metadata.num_messages().max(1) as usize;
+    let projected = per_entry as u128 * stored as u128 / first.len().max(1) as u128;
+    (projected as usize).clamp(rows.len(), CAP.max(rows.len()))
 }
 
 /// The payload's codec and uncompressed size (the stored size for NONE).

@@ -51,23 +51,66 @@ CORPUS_VERSION = 1
 
 # name: (description, codec, messages per entry, value size range, key, properties, broker prefix, entries)
 CORPORA: dict[str, tuple[str, str, int, tuple[int, int], bool, int, bool, int]] = {
-    "lz4_b100": ("LZ4, batches of 100, 1 KB keyed values + 2 properties + broker prefix",
-                 "lz4", 100, (800, 1200), True, 2, True, 200),
-    "none_b1000": ("uncompressed, batches of 1,000, 100 B values, no key",
-                   "none", 1000, (80, 120), False, 0, False, 100),
+    "lz4_b100": (
+        "LZ4, batches of 100, 1 KB keyed values + 2 properties + broker prefix",
+        "lz4",
+        100,
+        (800, 1200),
+        True,
+        2,
+        True,
+        200,
+    ),
+    "none_b1000": (
+        "uncompressed, batches of 1,000, 100 B values, no key",
+        "none",
+        1000,
+        (80, 120),
+        False,
+        0,
+        False,
+        100,
+    ),
     "zstd_b10": ("ZSTD, batches of 10, 10 KB values", "zstd", 10, (9000, 11000), False, 0, False, 200),
-    "single": ("uncompressed single-message entries, 1 KB, key + 1 property",
-               "none", 1, (800, 1200), True, 1, False, 20000),
+    "single": (
+        "uncompressed single-message entries, 1 KB, key + 1 property",
+        "none",
+        1,
+        (800, 1200),
+        True,
+        1,
+        False,
+        20000,
+    ),
 }
 
-WORDS = ["alpha", "beta", "gamma", "sensor", "temperature", "ok", "warn", "error", "user", "order",
-         "payment", "eu-west-1", "us-east-2", "true", "false", "null", "checkout"]
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "sensor",
+    "temperature",
+    "ok",
+    "warn",
+    "error",
+    "user",
+    "order",
+    "payment",
+    "eu-west-1",
+    "us-east-2",
+    "true",
+    "false",
+    "null",
+    "checkout",
+]
 
 
 def json_value(rng: random.Random, n: int) -> bytes:
     """A JSON-like value of exactly ``n`` bytes (LZ4 ~2.3:1, as benches/bench_decode.py)."""
-    parts = ['{"id":%d,"ts":%d,"user":"u%d","events":[' % (
-        rng.randrange(10**9), 1_700_000_000_000 + rng.randrange(10**8), rng.randrange(10**5))]
+    parts = [
+        '{"id":%d,"ts":%d,"user":"u%d","events":['
+        % (rng.randrange(10**9), 1_700_000_000_000 + rng.randrange(10**8), rng.randrange(10**5))
+    ]
     size = len(parts[0])
     while size < n:
         p = '{"k":"%s","v":%d,"s":"%s"},' % (rng.choice(WORDS), rng.randrange(10**6), rng.choice(WORDS))
@@ -266,15 +309,26 @@ def build() -> tuple[list[str], list[str]]:
     classes.mkdir(parents=True, exist_ok=True)
     cp = f"{JAVA_HARNESS / 'target' / 'classes'}:{JAVA_HARNESS / 'target' / 'lib'}/*"
     src = ROOT / "benches" / "peers" / "java" / "PeerBench.java"
-    if not (classes / "PeerBench.class").exists() or src.stat().st_mtime > (classes / "PeerBench.class").stat().st_mtime:
+    if (
+        not (classes / "PeerBench.class").exists()
+        or src.stat().st_mtime > (classes / "PeerBench.class").stat().st_mtime
+    ):
         subprocess.run(["javac", "-d", str(classes), "-cp", cp, str(src)], check=True)
     out = subprocess.run(
         ["cargo", "bench", "-p", "pulsar-entries-core", "--bench", "peers", "--no-run", "--message-format=json"],
-        check=True, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+        check=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
     ).stdout
-    exe = [json.loads(line)["executable"] for line in out.splitlines()
-           if '"executable"' in line and json.loads(line).get("executable")
-           and json.loads(line)["target"]["name"] == "peers"]
+    exe = [
+        json.loads(line)["executable"]
+        for line in out.splitlines()
+        if '"executable"' in line
+        and json.loads(line).get("executable")
+        and json.loads(line)["target"]["name"] == "peers"
+    ]
     if not exe:
         raise SystemExit("cargo did not report the peers bench executable")
     java = ["java", "-Xms2g", "-Xmx2g", "-cp", f"{classes}:{cp}", "PeerBench"]
@@ -304,7 +358,11 @@ def main() -> None:
     names = args.corpora.split(",")
     paths = write_corpora()
     me = [sys.executable, str(Path(__file__).resolve()), "--serve"]
-    sides = {"java": Side("java", java_argv), "rust": Side("rust", rust_argv), "python": Side("python", [*me, "python"])}
+    sides = {
+        "java": Side("java", java_argv),
+        "rust": Side("rust", rust_argv),
+        "python": Side("python", [*me, "python"]),
+    }
     pc_corpora = [n for n in names if CORPORA[n][2] > 1]
     if not args.no_pulsar_client:
         sides["pulsar-client"] = Side("pulsar-client", [*me, "pulsar-client"])
@@ -317,13 +375,18 @@ def main() -> None:
         # Same work first.
         for name in names:
             for mode in ("all", "proj"):
-                got = {s.name: s.ask(f"check {name} {mode}")[1:] for s in sides.values()
-                       if s.name != "pulsar-client" or (name in pc_corpora and mode == "all")}
+                got = {
+                    s.name: s.ask(f"check {name} {mode}")[1:]
+                    for s in sides.values()
+                    if s.name != "pulsar-client" or (name in pc_corpora and mode == "all")
+                }
                 if len({tuple(v) for v in got.values()}) != 1:
                     raise SystemExit(f"totals differ on {name} {mode}: {got}")
                 m, v, k, p, crc = got["java"]
-                print(f"{name:<11} {mode:<4} totals agree ({', '.join(got)}): {m} messages, {v} value bytes, "
-                      f"{k} key bytes, {p if p != '-1' else '-'} properties, values CRC-32 {int(crc):08x}")
+                print(
+                    f"{name:<11} {mode:<4} totals agree ({', '.join(got)}): {m} messages, {v} value bytes, "
+                    f"{k} key bytes, {p if p != '-1' else '-'} properties, values CRC-32 {int(crc):08x}"
+                )
 
         # Warm Java up (JIT), and everyone else once; size the measurements.
         reps: dict[str, int] = {}
@@ -344,7 +407,7 @@ def main() -> None:
         res: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
         order = list(sides)
         for r in range(args.rounds):
-            rot = order[r % len(order):] + order[: r % len(order)]
+            rot = order[r % len(order) :] + order[: r % len(order)]
             for name, mode in cases:
                 for side in rot:
                     if side == "pulsar-client" and (mode != "all" or name not in pc_corpora):
@@ -366,33 +429,54 @@ def main() -> None:
         return [j[i] / o[i] for j, o in zip(res[(name, mode, "java")], res[(name, mode, side)])]
 
     print()
-    print(f"peer benchmark, {started}; {platform.machine()} {os.cpu_count()} CPUs; load average "
-          f"{load0[0]:.1f} at start, {load1[0]:.1f} at end; {args.rounds} rounds")
-    print("ms per pass over the corpus (median process CPU); ratio = Java time / ours (> 1: ours faster), median (range)")
-    hdr = (f"| corpus | columns | Java ms | ours (Rust) ms | Rust vs Java, CPU | Rust vs Java, wall | "
-           f"pe.decode ms | pe.decode vs Java, CPU | pe.decode vs Java, wall |")
+    print(
+        f"peer benchmark, {started}; {platform.machine()} {os.cpu_count()} CPUs; load average "
+        f"{load0[0]:.1f} at start, {load1[0]:.1f} at end; {args.rounds} rounds"
+    )
+    print(
+        "ms per pass over the corpus (median process CPU); ratio = Java time / ours (> 1: ours faster), median (range)"
+    )
+    hdr = (
+        "| corpus | columns | Java ms | ours (Rust) ms | Rust vs Java, CPU | Rust vs Java, wall | "
+        "pe.decode ms | pe.decode vs Java, CPU | pe.decode vs Java, wall |"
+    )
     print(hdr)
     print("|" + "---|" * hdr.count(" | ") + "---|")
     for name, mode in cases:
-        print(f"| {name} | {'all' if mode == 'all' else 'projected'} | {med((name, mode, 'java'), 0):.1f} | "
-              f"{med((name, mode, 'rust'), 0):.1f} | {spread(ratios(name, mode, 'rust', 0))} | "
-              f"{spread(ratios(name, mode, 'rust', 1))} | {med((name, mode, 'python'), 0):.1f} | "
-              f"{spread(ratios(name, mode, 'python', 0))} | {spread(ratios(name, mode, 'python', 1))} |")
+        print(
+            f"| {name} | {'all' if mode == 'all' else 'projected'} | {med((name, mode, 'java'), 0):.1f} | "
+            f"{med((name, mode, 'rust'), 0):.1f} | {spread(ratios(name, mode, 'rust', 0))} | "
+            f"{spread(ratios(name, mode, 'rust', 1))} | {med((name, mode, 'python'), 0):.1f} | "
+            f"{spread(ratios(name, mode, 'python', 0))} | {spread(ratios(name, mode, 'python', 1))} |"
+        )
     print()
     print("Floors and pulsar-client (ms per pass, median process CPU); messages per pass; ns per message")
-    print("| corpus | messages | memcpy | crc32c | codec alone | Java | ours (Rust) | ours ns/msg | Java ns/msg "
-          "| pulsar-client parse_from | pulsar-client vs Java, CPU |")
+    print(
+        "| corpus | messages | memcpy | crc32c | codec alone | Java | ours (Rust) | ours ns/msg | Java ns/msg "
+        "| pulsar-client parse_from | pulsar-client vs Java, CPU |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         n = CORPORA[name][2] * CORPORA[name][7]
         j, o = med((name, "all", "java"), 0), med((name, "all", "rust"), 0)
         pc = (name, "all", "pulsar-client")
-        pcs = (f"{med(pc, 0):.1f} | {spread(ratios(name, 'all', 'pulsar-client', 0))}" if pc in res else "– | –")
-        print(f"| {name} | {n} | {med((name, 'memcpy', 'rust'), 0):.2f} | {med((name, 'crc32c', 'rust'), 0):.2f} | "
-              f"{med((name, 'codec', 'rust'), 0):.2f} | {j:.1f} | {o:.1f} | {o * 1e6 / n:.0f} | {j * 1e6 / n:.0f} | {pcs} |")
+        pcs = f"{med(pc, 0):.1f} | {spread(ratios(name, 'all', 'pulsar-client', 0))}" if pc in res else "– | –"
+        print(
+            f"| {name} | {n} | {med((name, 'memcpy', 'rust'), 0):.2f} | {med((name, 'crc32c', 'rust'), 0):.2f} | "
+            f"{med((name, 'codec', 'rust'), 0):.2f} | {j:.1f} | {o:.1f} | {o * 1e6 / n:.0f} | {j * 1e6 / n:.0f} | {pcs} |"
+        )
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps({"started": started, "load": [load0, load1], "reps": reps,
-                                                   "results": {"/".join(k): v for k, v in res.items()}}, indent=1))
+    (OUT / "results.json").write_text(
+        json.dumps(
+            {
+                "started": started,
+                "load": [load0, load1],
+                "reps": reps,
+                "results": {"/".join(k): v for k, v in res.items()},
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -260,6 +260,7 @@ def _projection_corpus() -> list[bytes | None]:
     encrypted entry, KoP entries (records with headers, a control batch),
     bad entries and a null cell."""
     from pulsar_entries import kafka
+
     from support.entrygen import encrypted_entry
 
     out: list[bytes | None] = []
@@ -277,7 +278,10 @@ def _projection_corpus() -> list[bytes | None]:
         out.append(pe.encode_entry(msgs[:1], batch=False, compression=codec, broker_timestamp=5))
     out += pe.encode_chunked({"value": b"chunked " * 40, "key": "c"}, chunk_size=50)
     out += [E1, E2, E3, E4, encrypted_entry(2, "ek", b"ciphertext")]
-    records = [{"key": b"kk", "value": b"kafka", "headers": [("h", b"x"), ("n", None)], "timestamp": 7}, {"value": None}]
+    records = [
+        {"key": b"kk", "value": b"kafka", "headers": [("h", b"x"), ("n", None)], "timestamp": 7},
+        {"value": None},
+    ]
     for codec in ["none", "gzip", "lz4", "zstd", "snappy"]:
         out.append(kafka.kop_entry([kafka.record_batch(records, compression=codec, base_offset=3)]))
     out.append(kafka.kop_entry([kafka.control_batch(True, producer_id=9)]))
@@ -336,4 +340,9 @@ def test_carrying_decode_with_columns_keeps_ids_errors_and_extras():
     for cols in (["value", "topic", "error"], ["key", "topic"], ["value"]):
         got = decode_carrying(entries, cols)
         assert got.select(cols).equals(full.select(cols)), cols
-    assert decode_carrying(entries, ["error", "topic"]).column("error").to_pylist() == [None, None, "block damaged", None]
+    assert decode_carrying(entries, ["error", "topic"]).column("error").to_pylist() == [
+        None,
+        None,
+        "block damaged",
+        None,
+    ]

@@ -196,7 +196,7 @@ fn projection_corpus() -> (Vec<Option<Vec<u8>>>, Vec<Vec<u8>>) {
             broker_index: (i % 2 == 0).then_some(40 + i as u64),
             ..Default::default()
         };
-        entries.push(encode_entry(&[m.clone()], &opts).unwrap());
+        entries.push(encode_entry(std::slice::from_ref(&m), &opts).unwrap());
         entries.extend(crate::format::encode::encode_chunked(&m, &opts, 4).unwrap());
     }
     let plain = encode_entry(&[MessageInput::default()], &EncodeOptions::default()).unwrap();

@@ -18,7 +18,7 @@ batch in which an entry's ids occur twice is decoded in runs without repeats.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -108,9 +108,19 @@ def _carry(entries: pa.Table, decoded: pa.Table, extras: list[str]) -> pa.Table:
     return decoded
 
 
-def decode_carrying(entries: pa.Table | pa.RecordBatch, **options: Any) -> pa.Table:
+#: Decoded columns the carrying needs: the ids that match rows up, and ``error``.
+CARRY_NEEDS = ("ledger_id", "entry_id", "partition", "error")
+
+
+def decode_carrying(
+    entries: pa.Table | pa.RecordBatch, columns: Sequence[str] | None = None, **options: Any
+) -> pa.Table:
     """:func:`pulsar_entries.decode`, keeping the input's ``error`` text and its
-    other columns (see the module's docstring)."""
+    other columns (see the module's docstring).
+
+    ``columns``: the output needs only these (message or carried) columns. The
+    decoder builds only the message columns among them, plus what carrying
+    needs; the result may hold more columns than asked, never fewer."""
     table = entries if isinstance(entries, pa.Table) else pa.Table.from_batches([entries])
     names = table.column_names
     has_errors = "error" in names and table.column("error").null_count < table.num_rows
@@ -118,7 +128,12 @@ def decode_carrying(entries: pa.Table | pa.RecordBatch, **options: Any) -> pa.Ta
     extras = carried_columns(names, message_columns)
     core = table.select([c for c in DECODER_COLUMNS if c in names])
     if not extras and not has_errors:
+        if columns is not None:
+            options = dict(options, columns=[c for c in columns if c in message_columns])
         return _native.decode(core, **options)
+    if columns is not None:
+        wanted = [c for c in columns if c in message_columns]
+        options = dict(options, columns=wanted + [c for c in CARRY_NEEDS if c not in wanted])
     parts = []
     for start, stop in _runs_without_repeats(*_ids(table)):
         part = table.slice(start, stop - start)

@@ -206,6 +206,7 @@ def decode(
     processors: Sequence[ProcessorLike] | None = None,
     utf8_errors: str = "replace",
     max_output_bytes: int | None = None,
+    columns: Sequence[str] | None = None,
 ) -> pa.Table:
     """Decodes entries into one row per message.
 
@@ -224,6 +225,9 @@ def decode(
     or makes the entry one ``"error"`` row naming the field and offset.
     ``max_output_bytes`` caps the decompressed payload bytes of this call;
     an entry that would exceed it is an error row.
+    ``columns`` builds only those output columns, in that order (the same
+    values as the full table's columns, without the work for the others);
+    an unknown or repeated name raises OptionsError.
     """
 
 def stamp(

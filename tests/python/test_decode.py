@@ -252,3 +252,97 @@ def test_every_bit_flip_is_an_error_row(msgs, codec):
     out = pe.decode(pe.entries_table(flipped))
     assert out.num_rows == len(flipped)
     assert out.column("error").null_count == 0
+
+
+def _projection_corpus() -> list[bytes | None]:
+    """Entries of every shape: batches of every codec (keys, properties, null
+    values), single messages, chunks, a transaction and its marker, an
+    encrypted entry, KoP entries (records with headers, a control batch),
+    bad entries and a null cell."""
+    from pulsar_entries import kafka
+
+    from support.entrygen import encrypted_entry
+
+    out: list[bytes | None] = []
+    for i, codec in enumerate(["none", "lz4", "zlib", "zstd", "snappy"]):
+        msgs = [
+            {
+                "value": None if j == 2 else b"v%d" % j * (j + 1),
+                "key": None if j % 2 else f"k{j}",
+                "properties": {f"p{x}": str(j) for x in range(j % 3)},
+                "event_time": 1_000 + j if j % 2 == 0 else None,
+            }
+            for j in range(1 + 3 * i)
+        ]
+        out.append(pe.encode_entry(msgs, compression=codec, broker_index=10 * i if i % 2 else None))
+        out.append(pe.encode_entry(msgs[:1], batch=False, compression=codec, broker_timestamp=5))
+    out += pe.encode_chunked({"value": b"chunked " * 40, "key": "c"}, chunk_size=50)
+    out += [E1, E2, E3, E4, encrypted_entry(2, "ek", b"ciphertext")]
+    records = [
+        {"key": b"kk", "value": b"kafka", "headers": [("h", b"x"), ("n", None)], "timestamp": 7},
+        {"value": None},
+    ]
+    for codec in ["none", "gzip", "lz4", "zstd", "snappy"]:
+        out.append(kafka.kop_entry([kafka.record_batch(records, compression=codec, base_offset=3)]))
+    out.append(kafka.kop_entry([kafka.control_batch(True, producer_id=9)]))
+    out += [b"", b"\x0e\x01\x00", None, E1[:-2]]
+    return out
+
+
+@pytest.mark.parametrize("keep_markers", [False, True])
+def test_projected_decode_equals_the_full_decodes_columns(keep_markers):
+    entries = _projection_corpus()
+    table = pa.table(
+        {
+            "ledger_id": pa.array([4] * len(entries), pa.int64()),
+            "entry_id": pa.array(range(len(entries)), pa.int64()),
+            "data": pa.array(entries, pa.binary()),
+        }
+    )
+    full = pe.decode(table, keep_markers=keep_markers)
+    assert full.column("error").null_count <= full.num_rows - 4  # the bad entries
+    assert {"kafka", "pulsar"} <= set(full.column("processor").to_pylist())
+    names = full.column_names
+    sets = [[n] for n in names] + [
+        ["ledger_id", "entry_id", "batch_index", "key", "value", "publish_time"],
+        ["value", "publish_time", "key", "ledger_id"],
+        ["error", "txn_status", "properties", "headers", "offset", "chunk_id"],
+        names[::-1],
+        [],
+    ]
+    for cols in sets:
+        got = pe.decode(table, keep_markers=keep_markers, columns=cols)
+        assert got.column_names == cols
+        assert got.num_rows == full.num_rows
+        assert got.equals(full.select(cols)), cols
+
+
+def test_projection_rejects_unknown_and_repeated_columns(table_of):
+    with pytest.raises(pe.OptionsError, match="unknown decode column"):
+        pe.decode(table_of([E1]), columns=["value", "nope"])
+    with pytest.raises(pe.OptionsError, match="requested twice"):
+        pe.decode(table_of([E1]), columns=["value", "value"])
+
+
+def test_carrying_decode_with_columns_keeps_ids_errors_and_extras():
+    from pulsar_entries._carry import decode_carrying
+
+    entries = pa.table(
+        {
+            "ledger_id": pa.array([1, 1, 1], pa.int64()),
+            "entry_id": pa.array([0, 1, 2], pa.int64()),
+            "data": pa.array([E3, None, E1], pa.binary()),
+            "error": pa.array([None, "block damaged", None]),
+            "topic": pa.array(["a", "b", "c"]),
+        }
+    )
+    full = decode_carrying(entries)
+    for cols in (["value", "topic", "error"], ["key", "topic"], ["value"]):
+        got = decode_carrying(entries, cols)
+        assert got.select(cols).equals(full.select(cols)), cols
+    assert decode_carrying(entries, ["error", "topic"]).column("error").to_pylist() == [
+        None,
+        None,
+        "block damaged",
+        None,
+    ]

@@ -41,9 +41,9 @@ def decode(
     ``processors`` (PIP-96) are shipped to the executors with the function, so
     user processors written in Python must be picklable.
 
-    ``columns`` keeps only those output columns, chosen inside the Python
-    worker: Spark cannot prune a ``mapInArrow`` output, and moving the rows
-    back to the JVM costs in proportion to their bytes (keep ``error`` to see
+    ``columns`` keeps only those output columns, and the decoder builds only
+    those (Spark cannot prune a ``mapInArrow`` output, and moving the rows
+    back to the JVM costs in proportion to their bytes; keep ``error`` to see
     bad entries).
 
     ``utf8_errors`` and ``max_output_bytes`` are as in
@@ -76,7 +76,7 @@ def decode(
             # Slices keep a task's memory flat: Spark hands over up to
             # maxRecordsPerBatch entries, whose messages can be many times that.
             for part in slices(batch):
-                decoded = decode_carrying(from_spark_entries(part), **options)
+                decoded = decode_carrying(from_spark_entries(part), names, **options)
                 if names is not None:
                     decoded = decoded.select(names)
                 for out in decoded.to_batches():

@@ -8,7 +8,7 @@ use pulsar_entries_core::format::metadata::MessageMetadataView;
 use pulsar_entries_core::value::{entry_value, input, metadata_value};
 use pulsar_entries_core::MessageInput;
 use pulsar_entries_core::{decode::binary::binary_values, format::encode, options, proto};
-use pulsar_entries_core::{message_schema, Decoder, EncodeOptions, EntryView};
+use pulsar_entries_core::{Decoder, EncodeOptions, EntryView};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
@@ -21,7 +21,7 @@ use crate::processors::processors_from;
 /// Decodes entries (an Arrow table, record batch or stream) into a
 /// `pyarrow.Table` of messages.
 #[pyfunction]
-#[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, processors=None, utf8_errors="replace", max_output_bytes=None))]
+#[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, processors=None, utf8_errors="replace", max_output_bytes=None, columns=None))]
 #[allow(clippy::too_many_arguments)]
 fn decode<'py>(
     py: Python<'py>,
@@ -32,6 +32,7 @@ fn decode<'py>(
     processors: Option<Vec<Bound<'py, PyAny>>>,
     utf8_errors: &str,
     max_output_bytes: Option<usize>,
+    columns: Option<Vec<String>>,
 ) -> Result<Bound<'py, PyAny>> {
     let opts = options::decode_options_with(
         verify_checksum,
@@ -43,14 +44,17 @@ fn decode<'py>(
     let processors = processors_from(processors)?;
     let reader = entries.into_reader()?;
     // Python processors take the GIL back only for the entries they decode.
-    let batches = py.detach(move || -> Result<_> {
+    let (batches, schema) = py.detach(move || -> Result<_> {
         let mut decoder = Decoder::with_processors(opts, processors);
+        if let Some(columns) = &columns {
+            decoder.project(&columns.iter().map(String::as_str).collect::<Vec<_>>())?;
+        }
         for batch in reader {
             decoder.decode_record_batch(&batch?)?;
         }
-        Ok(decoder.finish())
+        Ok((decoder.finish(), decoder.schema()))
     })?;
-    table(py, batches, message_schema())
+    table(py, batches, schema)
 }
 
 /// MessageMetadata as a dict of its present fields (bytes as `bytes`).

@@ -28,10 +28,20 @@ pub fn properties_type() -> DataType {
 }
 
 pub fn properties_builder() -> MapBuilder<StringBuilder, StringBuilder> {
+    properties_builder_with(0)
+}
+
+/// [`properties_builder`] with room for `rows` maps.
+pub fn properties_builder_with(rows: usize) -> MapBuilder<StringBuilder, StringBuilder> {
     let names = MapFieldNames {
         entry: "entries".into(),
         key: "key".into(),
         value: "value".into(),
     };
-    MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new())
+    MapBuilder::with_capacity(
+        Some(names),
+        StringBuilder::new(),
+        StringBuilder::new(),
+        rows,
+    )
 }

@@ -11,7 +11,7 @@ use arrow_array::{ArrayRef, BinaryArray};
 use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
 
-use crate::decode::arrow_types::{properties_builder, timestamp_builder as ts};
+use crate::decode::arrow_types::properties_builder_with;
 
 use super::schema::header_fields;
 use crate::format::batch::BatchRecord;
@@ -19,6 +19,47 @@ use crate::format::compression::Codec;
 use crate::format::frame::EntryView;
 use crate::processor::api::{base_offset, EntryId, Message, MessageHeaders, MessageProperties};
 use crate::processor::pulsar::PulsarProcessor;
+
+// Positions of the columns in `message_schema()` (a test checks them).
+pub(super) const LEDGER_ID: usize = 0;
+pub(super) const ENTRY_ID: usize = 1;
+pub(super) const PARTITION: usize = 2;
+pub(super) const BATCH_INDEX: usize = 3;
+pub(super) const NUM_MESSAGES: usize = 4;
+pub(super) const PRODUCER_NAME: usize = 5;
+pub(super) const SEQUENCE_ID: usize = 6;
+pub(super) const PUBLISH_TIME: usize = 7;
+pub(super) const EVENT_TIME: usize = 8;
+pub(super) const TIMESTAMP_TYPE: usize = 9;
+pub(super) const KEY: usize = 10;
+pub(super) const KEY_B64_ENCODED: usize = 11;
+pub(super) const ORDERING_KEY: usize = 12;
+pub(super) const PROPERTIES: usize = 13;
+pub(super) const HEADERS: usize = 14;
+pub(super) const COMPACTED_OUT: usize = 16;
+pub(super) const SCHEMA_VERSION: usize = 17;
+pub(super) const COMPRESSION: usize = 18;
+pub(super) const UNCOMPRESSED_SIZE: usize = 19;
+pub(super) const ENCRYPTED: usize = 20;
+pub(super) const BROKER_TIMESTAMP: usize = 21;
+pub(super) const BROKER_INDEX: usize = 22;
+pub(super) const OFFSET: usize = 23;
+pub(super) const UUID: usize = 24;
+pub(super) const CHUNK_ID: usize = 25;
+pub(super) const NUM_CHUNKS: usize = 26;
+pub(super) const TOTAL_CHUNK_SIZE: usize = 27;
+pub(super) const MARKER_TYPE: usize = 28;
+pub(super) const TXNID_MOST_BITS: usize = 29;
+pub(super) const TXNID_LEAST_BITS: usize = 30;
+pub(super) const REPLICATED_FROM: usize = 32;
+pub(super) const DELIVER_AT_TIME: usize = 33;
+pub(super) const PROCESSOR: usize = 34;
+pub(super) const ERROR: usize = 35;
+/// Number of columns in the message schema.
+pub(super) const COLUMNS: usize = 36;
+
+/// Which schema columns are built: the others get no appends at all.
+pub(super) type Want = [bool; COLUMNS];
 
 /// Column builders for the message schema (all but `txn_status`).
 pub(super) struct Columns {
@@ -59,6 +100,8 @@ pub(super) struct Columns {
     pub(super) error: StringBuilder,
     pub(super) rows: usize,
     pub(super) bytes: usize,
+    /// Unrequested columns stay empty (their arrays are dropped at finish).
+    pub(super) want: Want,
 }
 
 pub(super) fn headers_builder() -> ListBuilder<StructBuilder> {
@@ -190,46 +233,58 @@ pub(super) fn bytes_n<T: arrow_array::types::ByteArrayType>(
 }
 
 impl Columns {
-    /// `value_bytes`: expected value bytes, reserved up front.
-    pub(super) fn new(value_bytes: usize) -> Self {
+    /// `value_bytes`: expected value bytes, reserved up front; `want`: the
+    /// columns to build; `rows`: expected rows, reserved up front in every
+    /// wanted column (growing by doubling copies each column and faults in
+    /// fresh pages several times over).
+    pub(super) fn new(value_bytes: usize, want: Want, rows: usize) -> Self {
+        let n = |c: usize| if want[c] { rows } else { 0 };
+        let int64 = |c| Int64Builder::with_capacity(n(c));
+        let int32 = |c| Int32Builder::with_capacity(n(c));
+        let ts = |c| TimestampMillisecondBuilder::with_capacity(n(c)).with_timezone("UTC");
+        // Text columns: item capacity, and `bytes` per row of text.
+        let text = |c, bytes: usize| StringBuilder::with_capacity(n(c), n(c) * bytes);
+        let bin = |c| BinaryBuilder::with_capacity(n(c), 0);
+        let bool_ = |c| BooleanBuilder::with_capacity(n(c));
         Columns {
-            ledger_id: Int64Builder::new(),
-            entry_id: Int64Builder::new(),
-            partition: Int32Builder::new(),
-            batch_index: Int32Builder::new(),
-            num_messages: Int32Builder::new(),
-            producer_name: StringBuilder::new(),
-            sequence_id: Int64Builder::new(),
-            publish_time: ts(),
-            event_time: ts(),
-            timestamp_type: StringBuilder::new(),
-            key: StringBuilder::new(),
-            key_b64_encoded: BooleanBuilder::new(),
-            ordering_key: BinaryBuilder::new(),
-            properties: properties_builder(),
+            ledger_id: int64(LEDGER_ID),
+            entry_id: int64(ENTRY_ID),
+            partition: int32(PARTITION),
+            batch_index: int32(BATCH_INDEX),
+            num_messages: int32(NUM_MESSAGES),
+            producer_name: text(PRODUCER_NAME, 16),
+            sequence_id: int64(SEQUENCE_ID),
+            publish_time: ts(PUBLISH_TIME),
+            event_time: ts(EVENT_TIME),
+            timestamp_type: text(TIMESTAMP_TYPE, 0),
+            key: text(KEY, 16),
+            key_b64_encoded: bool_(KEY_B64_ENCODED),
+            ordering_key: bin(ORDERING_KEY),
+            properties: properties_builder_with(n(PROPERTIES)),
             headers: headers_builder(),
             value: ValueColumn::with_capacity(value_bytes),
-            compacted_out: BooleanBuilder::new(),
-            schema_version: BinaryBuilder::new(),
-            compression: StringBuilder::new(),
-            uncompressed_size: Int64Builder::new(),
-            encrypted: BooleanBuilder::new(),
-            broker_timestamp: ts(),
-            broker_index: Int64Builder::new(),
-            offset: Int64Builder::new(),
-            uuid: StringBuilder::new(),
-            chunk_id: Int32Builder::new(),
-            num_chunks: Int32Builder::new(),
-            total_chunk_size: Int32Builder::new(),
-            marker_type: Int32Builder::new(),
-            txnid_most_bits: Int64Builder::new(),
-            txnid_least_bits: Int64Builder::new(),
-            replicated_from: StringBuilder::new(),
-            deliver_at_time: ts(),
-            processor: StringBuilder::new(),
-            error: StringBuilder::new(),
+            compacted_out: bool_(COMPACTED_OUT),
+            schema_version: bin(SCHEMA_VERSION),
+            compression: text(COMPRESSION, 4),
+            uncompressed_size: int64(UNCOMPRESSED_SIZE),
+            encrypted: bool_(ENCRYPTED),
+            broker_timestamp: ts(BROKER_TIMESTAMP),
+            broker_index: int64(BROKER_INDEX),
+            offset: int64(OFFSET),
+            uuid: text(UUID, 0),
+            chunk_id: int32(CHUNK_ID),
+            num_chunks: int32(NUM_CHUNKS),
+            total_chunk_size: int32(TOTAL_CHUNK_SIZE),
+            marker_type: int32(MARKER_TYPE),
+            txnid_most_bits: int64(TXNID_MOST_BITS),
+            txnid_least_bits: int64(TXNID_LEAST_BITS),
+            replicated_from: text(REPLICATED_FROM, 0),
+            deliver_at_time: ts(DELIVER_AT_TIME),
+            processor: text(PROCESSOR, 6),
+            error: text(ERROR, 0),
             rows: 0,
             bytes: 0,
+            want,
         }
     }
 
@@ -243,48 +298,82 @@ impl Columns {
         kind: RowKind<'_, '_>,
     ) {
         self.rows += 1;
-        self.ledger_id.append_value(id.ledger_id);
-        self.entry_id.append_value(id.entry_id);
-        self.partition.append_value(id.partition);
+        if self.want[LEDGER_ID] {
+            self.ledger_id.append_value(id.ledger_id);
+        }
+        if self.want[ENTRY_ID] {
+            self.entry_id.append_value(id.entry_id);
+        }
+        if self.want[PARTITION] {
+            self.partition.append_value(id.partition);
+        }
         let md = entry.map(|e| &e.metadata);
         let bem = entry.and_then(|e| e.broker_entry_metadata);
         let msg = match kind {
             RowKind::Message(m, _) => Some(m),
             RowKind::Error(_) => None,
         };
-        self.num_messages
-            .append_option(md.map(|m| m.num_messages()));
-        self.producer_name
-            .append_option(md.map(|m| m.producer_name));
-        self.publish_time
-            .append_option(md.map(|m| m.publish_time as i64));
-        self.schema_version
-            .append_option(md.and_then(|m| m.schema_version));
-        self.compression
-            .append_option(msg.and_then(|m| m.compression).or_else(|| {
-                md.map(|m| {
-                    Codec::from_proto(m.compression.unwrap_or(0)).map_or("unknown", Codec::name)
-                })
-            }));
-        self.uncompressed_size
-            .append_option(md.and_then(|m| m.uncompressed_size).map(i64::from));
-        self.encrypted.append_option(md.map(|m| m.is_encrypted()));
-        self.broker_timestamp
-            .append_option(bem.and_then(|b| b.broker_timestamp).map(|t| t as i64));
-        self.broker_index
-            .append_option(bem.and_then(|b| b.index).map(|i| i as i64));
+        if self.want[NUM_MESSAGES] {
+            self.num_messages
+                .append_option(md.map(|m| m.num_messages()));
+        }
+        if self.want[PRODUCER_NAME] {
+            self.producer_name
+                .append_option(md.map(|m| m.producer_name));
+        }
+        if self.want[PUBLISH_TIME] {
+            self.publish_time
+                .append_option(md.map(|m| m.publish_time as i64));
+        }
+        if self.want[SCHEMA_VERSION] {
+            self.schema_version
+                .append_option(md.and_then(|m| m.schema_version));
+        }
+        if self.want[COMPRESSION] {
+            self.compression
+                .append_option(msg.and_then(|m| m.compression).or_else(|| {
+                    md.map(|m| {
+                        Codec::from_proto(m.compression.unwrap_or(0)).map_or("unknown", Codec::name)
+                    })
+                }));
+        }
+        if self.want[UNCOMPRESSED_SIZE] {
+            self.uncompressed_size
+                .append_option(md.and_then(|m| m.uncompressed_size).map(i64::from));
+        }
+        if self.want[ENCRYPTED] {
+            self.encrypted.append_option(md.map(|m| m.is_encrypted()));
+        }
+        if self.want[BROKER_TIMESTAMP] {
+            self.broker_timestamp
+                .append_option(bem.and_then(|b| b.broker_timestamp).map(|t| t as i64));
+        }
+        if self.want[BROKER_INDEX] {
+            self.broker_index
+                .append_option(bem.and_then(|b| b.index).map(|i| i as i64));
+        }
         let chunk = md.filter(|m| m.is_chunk());
-        self.uuid.append_option(chunk.and_then(|m| m.uuid));
-        self.chunk_id.append_option(chunk.and_then(|m| m.chunk_id));
-        self.num_chunks
-            .append_option(chunk.and_then(|m| m.num_chunks_from_msg));
-        self.total_chunk_size
-            .append_option(chunk.and_then(|m| m.total_chunk_msg_size));
+        if self.want[UUID] {
+            self.uuid.append_option(chunk.and_then(|m| m.uuid));
+        }
+        if self.want[CHUNK_ID] {
+            self.chunk_id.append_option(chunk.and_then(|m| m.chunk_id));
+        }
+        if self.want[NUM_CHUNKS] {
+            self.num_chunks
+                .append_option(chunk.and_then(|m| m.num_chunks_from_msg));
+        }
+        if self.want[TOTAL_CHUNK_SIZE] {
+            self.total_chunk_size
+                .append_option(chunk.and_then(|m| m.total_chunk_msg_size));
+        }
         let marker = msg.and_then(|m| m.marker);
-        self.marker_type.append_option(match marker {
-            Some(mk) => mk.marker_type,
-            None => md.and_then(|m| m.marker_type),
-        });
+        if self.want[MARKER_TYPE] {
+            self.marker_type.append_option(match marker {
+                Some(mk) => mk.marker_type,
+                None => md.and_then(|m| m.marker_type),
+            });
+        }
         let (most, least) = match (msg.and_then(|m| m.txnid), md) {
             (Some((a, b)), _) => (Some(a), Some(b)),
             (None, Some(m)) => (
@@ -293,92 +382,162 @@ impl Columns {
             ),
             (None, None) => (None, None),
         };
-        self.txnid_most_bits.append_option(most);
-        self.txnid_least_bits.append_option(least);
-        self.replicated_from
-            .append_option(md.and_then(|m| m.replicated_from));
-        self.deliver_at_time
-            .append_option(md.and_then(|m| m.deliver_at_time));
-        self.processor.append_option(processor);
+        if self.want[TXNID_MOST_BITS] {
+            self.txnid_most_bits.append_option(most);
+        }
+        if self.want[TXNID_LEAST_BITS] {
+            self.txnid_least_bits.append_option(least);
+        }
+        if self.want[REPLICATED_FROM] {
+            self.replicated_from
+                .append_option(md.and_then(|m| m.replicated_from));
+        }
+        if self.want[DELIVER_AT_TIME] {
+            self.deliver_at_time
+                .append_option(md.and_then(|m| m.deliver_at_time));
+        }
+        if self.want[PROCESSOR] {
+            self.processor.append_option(processor);
+        }
         match kind {
             RowKind::Message(m, offset) => {
-                self.batch_index.append_option(m.batch_index);
-                self.sequence_id.append_option(m.sequence_id);
-                self.event_time.append_option(m.event_time);
-                self.timestamp_type
-                    .append_option(m.timestamp_type.map(|t| t.name()));
-                self.key.append_option(m.key.as_deref());
-                self.key_b64_encoded.append_value(m.key_b64_encoded);
-                self.ordering_key.append_option(m.ordering_key);
+                if self.want[BATCH_INDEX] {
+                    self.batch_index.append_option(m.batch_index);
+                }
+                if self.want[SEQUENCE_ID] {
+                    self.sequence_id.append_option(m.sequence_id);
+                }
+                if self.want[EVENT_TIME] {
+                    self.event_time.append_option(m.event_time);
+                }
+                if self.want[TIMESTAMP_TYPE] {
+                    self.timestamp_type
+                        .append_option(m.timestamp_type.map(|t| t.name()));
+                }
+                if self.want[KEY] {
+                    self.key.append_option(m.key.as_deref());
+                }
+                if self.want[KEY_B64_ENCODED] {
+                    self.key_b64_encoded.append_value(m.key_b64_encoded);
+                }
+                if self.want[ORDERING_KEY] {
+                    self.ordering_key.append_option(m.ordering_key);
+                }
                 match &m.properties {
                     MessageProperties::Pulsar(p) => {
                         for (k, v) in p.iter() {
-                            self.properties.keys().append_value(k);
-                            self.properties.values().append_value(v);
+                            if self.want[PROPERTIES] {
+                                self.properties.keys().append_value(k);
+                                self.properties.values().append_value(v);
+                            }
                             self.bytes += k.len() + v.len();
                         }
                     }
                     MessageProperties::Pairs(pairs) => {
                         for (k, v) in pairs {
-                            self.properties.keys().append_value(k);
-                            self.properties.values().append_option(v.as_deref());
+                            if self.want[PROPERTIES] {
+                                self.properties.keys().append_value(k);
+                                self.properties.values().append_option(v.as_deref());
+                            }
                             self.bytes += k.len() + v.as_deref().map_or(0, str::len);
                         }
                     }
                     MessageProperties::Headers(headers) => {
                         for (k, v) in headers.iter() {
-                            self.properties
-                                .keys()
-                                .append_value(String::from_utf8_lossy(k));
-                            self.properties
-                                .values()
-                                .append_option(v.map(String::from_utf8_lossy));
+                            if self.want[PROPERTIES] {
+                                self.properties
+                                    .keys()
+                                    .append_value(String::from_utf8_lossy(k));
+                                self.properties
+                                    .values()
+                                    .append_option(v.map(String::from_utf8_lossy));
+                            }
                             self.bytes += k.len() + v.map_or(0, <[u8]>::len);
                         }
                     }
                 }
-                self.properties
-                    .append(true)
-                    .expect("keys and values stay aligned");
+                if self.want[PROPERTIES] {
+                    self.properties
+                        .append(true)
+                        .expect("keys and values stay aligned");
+                }
                 match &m.headers {
                     Some(MessageHeaders::Raw(headers)) => {
                         for (k, v) in headers.iter() {
                             self.append_header(&String::from_utf8_lossy(k), *v);
                         }
-                        self.headers.append(true);
+                        if self.want[HEADERS] {
+                            self.headers.append(true);
+                        }
                     }
                     Some(MessageHeaders::Pairs(headers)) => {
                         for (k, v) in headers {
                             self.append_header(k, *v);
                         }
-                        self.headers.append(true);
+                        if self.want[HEADERS] {
+                            self.headers.append(true);
+                        }
                     }
-                    None => self.headers.append(false),
+                    None => {
+                        if self.want[HEADERS] {
+                            self.headers.append(false);
+                        }
+                    }
                 }
                 // The caller appends the value (copied or already in place).
-                self.compacted_out.append_value(m.compacted_out);
-                self.offset.append_option(offset);
-                self.error.append_null();
+                if self.want[COMPACTED_OUT] {
+                    self.compacted_out.append_value(m.compacted_out);
+                }
+                if self.want[OFFSET] {
+                    self.offset.append_option(offset);
+                }
+                if self.want[ERROR] {
+                    self.error.append_null();
+                }
                 self.bytes +=
                     m.value.map_or(0, <[u8]>::len) + m.key.as_deref().map_or(0, str::len) + 64;
             }
             RowKind::Error(error) => {
-                self.batch_index.append_null();
-                self.sequence_id
-                    .append_option(md.map(|m| m.sequence_id as i64));
-                self.event_time.append_null();
-                self.timestamp_type.append_null();
-                self.key.append_null();
-                self.key_b64_encoded.append_null();
-                self.ordering_key.append_null();
-                self.properties
-                    .append(false)
-                    .expect("keys and values stay aligned");
-                self.headers.append(false);
+                if self.want[BATCH_INDEX] {
+                    self.batch_index.append_null();
+                }
+                if self.want[SEQUENCE_ID] {
+                    self.sequence_id
+                        .append_option(md.map(|m| m.sequence_id as i64));
+                }
+                if self.want[EVENT_TIME] {
+                    self.event_time.append_null();
+                }
+                if self.want[TIMESTAMP_TYPE] {
+                    self.timestamp_type.append_null();
+                }
+                if self.want[KEY] {
+                    self.key.append_null();
+                }
+                if self.want[KEY_B64_ENCODED] {
+                    self.key_b64_encoded.append_null();
+                }
+                if self.want[ORDERING_KEY] {
+                    self.ordering_key.append_null();
+                }
+                if self.want[PROPERTIES] {
+                    self.properties
+                        .append(false)
+                        .expect("keys and values stay aligned");
+                }
+                if self.want[HEADERS] {
+                    self.headers.append(false);
+                }
                 self.value.append_copy(None);
-                self.compacted_out.append_null();
-                self.offset.append_null();
-                self.error.append_value(error);
+                if self.want[COMPACTED_OUT] {
+                    self.compacted_out.append_null();
+                }
+                if self.want[OFFSET] {
+                    self.offset.append_null();
+                }
+                if self.want[ERROR] {
+                    self.error.append_value(error);
+                }
                 self.bytes += error.len() + 64;
             }
         }
@@ -399,62 +558,112 @@ impl Columns {
         let md = &entry.metadata;
         let bem = entry.broker_entry_metadata;
         self.rows += n;
-        self.ledger_id.append_value_n(id.ledger_id, n);
-        self.entry_id.append_value_n(id.entry_id, n);
-        self.partition.append_value_n(id.partition, n);
-        self.num_messages.append_value_n(md.num_messages(), n);
-        self.producer_name.append_value_n(md.producer_name, n);
-        self.publish_time.append_value_n(md.publish_time as i64, n);
-        bytes_n(&mut self.schema_version, md.schema_version, n);
-        self.compression.append_value_n(codec.name(), n);
-        prim_n(
-            &mut self.uncompressed_size,
-            md.uncompressed_size.map(i64::from),
-            n,
-        );
-        self.encrypted.append_n(n, md.is_encrypted());
-        prim_n(
-            &mut self.broker_timestamp,
-            bem.and_then(|b| b.broker_timestamp).map(|t| t as i64),
-            n,
-        );
-        prim_n(
-            &mut self.broker_index,
-            bem.and_then(|b| b.index).map(|i| i as i64),
-            n,
-        );
+        if self.want[LEDGER_ID] {
+            self.ledger_id.append_value_n(id.ledger_id, n);
+        }
+        if self.want[ENTRY_ID] {
+            self.entry_id.append_value_n(id.entry_id, n);
+        }
+        if self.want[PARTITION] {
+            self.partition.append_value_n(id.partition, n);
+        }
+        if self.want[NUM_MESSAGES] {
+            self.num_messages.append_value_n(md.num_messages(), n);
+        }
+        if self.want[PRODUCER_NAME] {
+            self.producer_name.append_value_n(md.producer_name, n);
+        }
+        if self.want[PUBLISH_TIME] {
+            self.publish_time.append_value_n(md.publish_time as i64, n);
+        }
+        if self.want[SCHEMA_VERSION] {
+            bytes_n(&mut self.schema_version, md.schema_version, n);
+        }
+        if self.want[COMPRESSION] {
+            self.compression.append_value_n(codec.name(), n);
+        }
+        if self.want[UNCOMPRESSED_SIZE] {
+            prim_n(
+                &mut self.uncompressed_size,
+                md.uncompressed_size.map(i64::from),
+                n,
+            );
+        }
+        if self.want[ENCRYPTED] {
+            self.encrypted.append_n(n, md.is_encrypted());
+        }
+        if self.want[BROKER_TIMESTAMP] {
+            prim_n(
+                &mut self.broker_timestamp,
+                bem.and_then(|b| b.broker_timestamp).map(|t| t as i64),
+                n,
+            );
+        }
+        if self.want[BROKER_INDEX] {
+            prim_n(
+                &mut self.broker_index,
+                bem.and_then(|b| b.index).map(|i| i as i64),
+                n,
+            );
+        }
         let chunk = Some(md).filter(|m| m.is_chunk());
-        bytes_n(&mut self.uuid, chunk.and_then(|m| m.uuid), n);
-        prim_n(&mut self.chunk_id, chunk.and_then(|m| m.chunk_id), n);
-        prim_n(
-            &mut self.num_chunks,
-            chunk.and_then(|m| m.num_chunks_from_msg),
-            n,
-        );
-        prim_n(
-            &mut self.total_chunk_size,
-            chunk.and_then(|m| m.total_chunk_msg_size),
-            n,
-        );
-        prim_n(&mut self.marker_type, md.marker_type, n);
-        prim_n(
-            &mut self.txnid_most_bits,
-            md.txnid_most_bits.map(|v| v as i64),
-            n,
-        );
-        prim_n(
-            &mut self.txnid_least_bits,
-            md.txnid_least_bits.map(|v| v as i64),
-            n,
-        );
-        bytes_n(&mut self.replicated_from, md.replicated_from, n);
-        prim_n(&mut self.deliver_at_time, md.deliver_at_time, n);
-        self.processor.append_value_n(PulsarProcessor::NAME, n);
-        self.timestamp_type.append_nulls(n);
-        self.headers.append_nulls(n);
-        self.error.append_nulls(n);
+        if self.want[UUID] {
+            bytes_n(&mut self.uuid, chunk.and_then(|m| m.uuid), n);
+        }
+        if self.want[CHUNK_ID] {
+            prim_n(&mut self.chunk_id, chunk.and_then(|m| m.chunk_id), n);
+        }
+        if self.want[NUM_CHUNKS] {
+            prim_n(
+                &mut self.num_chunks,
+                chunk.and_then(|m| m.num_chunks_from_msg),
+                n,
+            );
+        }
+        if self.want[TOTAL_CHUNK_SIZE] {
+            prim_n(
+                &mut self.total_chunk_size,
+                chunk.and_then(|m| m.total_chunk_msg_size),
+                n,
+            );
+        }
+        if self.want[MARKER_TYPE] {
+            prim_n(&mut self.marker_type, md.marker_type, n);
+        }
+        if self.want[TXNID_MOST_BITS] {
+            prim_n(
+                &mut self.txnid_most_bits,
+                md.txnid_most_bits.map(|v| v as i64),
+                n,
+            );
+        }
+        if self.want[TXNID_LEAST_BITS] {
+            prim_n(
+                &mut self.txnid_least_bits,
+                md.txnid_least_bits.map(|v| v as i64),
+                n,
+            );
+        }
+        if self.want[REPLICATED_FROM] {
+            bytes_n(&mut self.replicated_from, md.replicated_from, n);
+        }
+        if self.want[DELIVER_AT_TIME] {
+            prim_n(&mut self.deliver_at_time, md.deliver_at_time, n);
+        }
+        if self.want[PROCESSOR] {
+            self.processor.append_value_n(PulsarProcessor::NAME, n);
+        }
+        if self.want[TIMESTAMP_TYPE] {
+            self.timestamp_type.append_nulls(n);
+        }
+        if self.want[HEADERS] {
+            self.headers.append_nulls(n);
+        }
+        if self.want[ERROR] {
+            self.error.append_nulls(n);
+        }
         let base = base_offset(entry);
-        if base.is_none() {
+        if base.is_none() && self.want[OFFSET] {
             self.offset.append_nulls(n);
         }
         // Header fallbacks, as `batch_message` applies them.
@@ -462,31 +671,49 @@ impl Columns {
         let null_value_default = md.null_value;
         for r in records {
             let smm = &r.metadata;
-            self.batch_index.append_value(r.index);
-            self.sequence_id
-                .append_value(smm.sequence_id.unwrap_or(md.sequence_id) as i64);
-            self.event_time.append_option(
-                smm.event_time
-                    .or(md.event_time)
-                    .filter(|&t| t != 0)
-                    .map(|t| t as i64),
-            );
+            if self.want[BATCH_INDEX] {
+                self.batch_index.append_value(r.index);
+            }
+            if self.want[SEQUENCE_ID] {
+                self.sequence_id
+                    .append_value(smm.sequence_id.unwrap_or(md.sequence_id) as i64);
+            }
+            if self.want[EVENT_TIME] {
+                self.event_time.append_option(
+                    smm.event_time
+                        .or(md.event_time)
+                        .filter(|&t| t != 0)
+                        .map(|t| t as i64),
+                );
+            }
             let null_key = smm.null_partition_key.or(null_key_default) == Some(true);
             let key = smm.partition_key.filter(|_| !null_key);
-            self.key.append_option(key);
-            self.key_b64_encoded
-                .append_value(smm.partition_key_b64_encoded == Some(true));
-            self.ordering_key.append_option(smm.ordering_key);
-            for (k, v) in smm.properties.iter() {
-                self.properties.keys().append_value(k);
-                self.properties.values().append_value(v);
-                self.bytes += k.len() + v.len();
+            if self.want[KEY] {
+                self.key.append_option(key);
             }
-            self.properties
-                .append(true)
-                .expect("keys and values stay aligned");
-            self.compacted_out.append_value(smm.is_compacted_out());
-            if let Some(b) = base {
+            if self.want[KEY_B64_ENCODED] {
+                self.key_b64_encoded
+                    .append_value(smm.partition_key_b64_encoded == Some(true));
+            }
+            if self.want[ORDERING_KEY] {
+                self.ordering_key.append_option(smm.ordering_key);
+            }
+            // Unrequested properties are not even read (nor counted in
+            // `bytes`: they take no memory).
+            if self.want[PROPERTIES] {
+                for (k, v) in smm.properties.iter() {
+                    self.properties.keys().append_value(k);
+                    self.properties.values().append_value(v);
+                    self.bytes += k.len() + v.len();
+                }
+                self.properties
+                    .append(true)
+                    .expect("keys and values stay aligned");
+            }
+            if self.want[COMPACTED_OUT] {
+                self.compacted_out.append_value(smm.is_compacted_out());
+            }
+            if let (Some(b), true) = (base, self.want[OFFSET]) {
                 self.offset.append_value(b + i64::from(r.index.max(0)));
             }
             let null_value = smm.null_value.or(null_value_default) == Some(true);
@@ -496,6 +723,9 @@ impl Columns {
     }
 
     pub(super) fn append_header(&mut self, key: &str, value: Option<&[u8]>) {
+        if !self.want[HEADERS] {
+            return;
+        }
         let items = self.headers.values();
         items
             .field_builder::<StringBuilder>(0)
@@ -552,5 +782,55 @@ impl Columns {
         self.rows = 0;
         self.bytes = 0;
         (columns, rows)
+    }
+}
+
+#[cfg(test)]
+mod positions {
+    use super::*;
+    use crate::decode::schema::message_schema;
+
+    #[test]
+    fn column_positions_match_the_schema() {
+        let schema = message_schema();
+        assert_eq!(schema.fields().len(), COLUMNS);
+        for (i, name) in [
+            (LEDGER_ID, "ledger_id"),
+            (ENTRY_ID, "entry_id"),
+            (PARTITION, "partition"),
+            (BATCH_INDEX, "batch_index"),
+            (NUM_MESSAGES, "num_messages"),
+            (PRODUCER_NAME, "producer_name"),
+            (SEQUENCE_ID, "sequence_id"),
+            (PUBLISH_TIME, "publish_time"),
+            (EVENT_TIME, "event_time"),
+            (TIMESTAMP_TYPE, "timestamp_type"),
+            (KEY, "key"),
+            (KEY_B64_ENCODED, "key_b64_encoded"),
+            (ORDERING_KEY, "ordering_key"),
+            (PROPERTIES, "properties"),
+            (HEADERS, "headers"),
+            (COMPACTED_OUT, "compacted_out"),
+            (SCHEMA_VERSION, "schema_version"),
+            (COMPRESSION, "compression"),
+            (UNCOMPRESSED_SIZE, "uncompressed_size"),
+            (ENCRYPTED, "encrypted"),
+            (BROKER_TIMESTAMP, "broker_timestamp"),
+            (BROKER_INDEX, "broker_index"),
+            (OFFSET, "offset"),
+            (UUID, "uuid"),
+            (CHUNK_ID, "chunk_id"),
+            (NUM_CHUNKS, "num_chunks"),
+            (TOTAL_CHUNK_SIZE, "total_chunk_size"),
+            (MARKER_TYPE, "marker_type"),
+            (TXNID_MOST_BITS, "txnid_most_bits"),
+            (TXNID_LEAST_BITS, "txnid_least_bits"),
+            (REPLICATED_FROM, "replicated_from"),
+            (DELIVER_AT_TIME, "deliver_at_time"),
+            (PROCESSOR, "processor"),
+            (ERROR, "error"),
+        ] {
+            assert_eq!(schema.field(i).name(), name, "position {i}");
+        }
     }
 }

@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_array::{new_empty_array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
+use arrow_schema::SchemaRef;
 
 use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, FormatError, Result};
@@ -24,7 +25,7 @@ use crate::processor::api::{
 use crate::processor::pulsar::{marker_message, pulsar_txn, single_message, PulsarProcessor};
 use crate::processor::registry::Processors;
 
-use super::columns::{Columns, RowKind, Span};
+use super::columns::{Columns, RowKind, Span, ValueColumn, Want, COLUMNS};
 use super::schema::{message_schema, txn_status_column};
 
 /// The largest `max_uncompressed_size` accepted: keeps every output column's
@@ -107,6 +108,10 @@ pub struct Decoder {
     /// Decompressed payload bytes since the last `finish`, against
     /// `max_output_bytes`.
     out_bytes: usize,
+    /// The output's columns (schema positions, in output order) when
+    /// projected, and which columns are built.
+    projection: Option<(Vec<usize>, SchemaRef)>,
+    want: Want,
 }
 
 impl Decoder {
@@ -121,7 +126,7 @@ impl Decoder {
             opts,
             processors,
             decompressor: Decompressor::default(),
-            columns: Columns::new(0),
+            columns: Columns::new(0, [true; COLUMNS], 0),
             txn: TxnTracker::default(),
             done: Vec::new(),
             records: RecordBuf::default(),
@@ -130,6 +135,51 @@ impl Decoder {
             in_done: 0,
             in_left: 0,
             out_bytes: 0,
+            projection: None,
+            want: [true; COLUMNS],
+        }
+    }
+
+    /// Builds only `columns` of the message schema, in that order: the same
+    /// values as the full output's columns, without the work for the others.
+    /// Call before decoding; an unknown or repeated name is an error.
+    pub fn project(&mut self, columns: &[&str]) -> Result<()> {
+        let schema = message_schema();
+        let mut want = [false; COLUMNS];
+        let mut order = Vec::with_capacity(columns.len());
+        for name in columns {
+            let i = schema.index_of(name).map_err(|_| {
+                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                EntryError::Options(format!(
+                    "unknown decode column {name:?}; the columns are {}",
+                    names.join(", ")
+                ))
+            })?;
+            if want[i] {
+                return Err(EntryError::Options(format!(
+                    "decode column {name:?} is requested twice"
+                )));
+            }
+            want[i] = true;
+            order.push(i);
+        }
+        if self.columns.rows > 0 || !self.done.is_empty() {
+            return Err(EntryError::Options(
+                "project() must be called before decoding".into(),
+            ));
+        }
+        let projected = Arc::new(schema.project(&order).expect("indices from the schema"));
+        self.projection = Some((order, projected));
+        self.want = want;
+        self.columns.want = want;
+        Ok(())
+    }
+
+    /// The schema of the record batches `finish` returns.
+    pub fn schema(&self) -> SchemaRef {
+        match &self.projection {
+            Some((_, schema)) => schema.clone(),
+            None => message_schema(),
         }
     }
 
@@ -142,7 +192,7 @@ impl Decoder {
     /// `value_bytes` for its values.
     fn flush(&mut self, value_bytes: usize) {
         self.in_done = 0;
-        let next = Columns::new(value_bytes);
+        let next = Columns::new(value_bytes, self.want, 0);
         let batch = std::mem::replace(&mut self.columns, next).finish();
         self.done.push(batch);
     }
@@ -392,6 +442,17 @@ impl Decoder {
             self.columns.value.data.reserve(self.value_hint);
         }
         let rows = EntryRows::new(input)?;
+        if self.columns.rows == 0 {
+            // Size every column once, for the rows the input projects at its
+            // first entry's messages per byte.
+            let expect = expected_rows(&rows, stored);
+            if expect > 0 {
+                let value =
+                    std::mem::replace(&mut self.columns.value, ValueColumn::with_capacity(0));
+                self.columns = Columns::new(0, self.want, expect);
+                self.columns.value = value;
+            }
+        }
         for i in 0..rows.len() {
             if rows.id_is_null(i) {
                 // Its position is unknown: one error row, never a message at −1.
@@ -419,16 +480,47 @@ impl Decoder {
         let batches = std::mem::take(&mut self.done)
             .into_iter()
             .map(|(mut columns, rows)| {
-                columns.insert(txn_status_column(), self.txn.array(from, rows));
+                let txn = txn_status_column();
+                columns.insert(
+                    txn,
+                    if self.want[txn] {
+                        self.txn.array(from, rows)
+                    } else {
+                        new_empty_array(message_schema().field(txn).data_type())
+                    },
+                );
                 from += rows;
-                RecordBatch::try_new(message_schema(), columns)
-                    .expect("columns match the message schema")
+                match &self.projection {
+                    None => RecordBatch::try_new(message_schema(), columns),
+                    Some((order, schema)) => RecordBatch::try_new_with_options(
+                        schema.clone(),
+                        order.iter().map(|&i| columns[i].clone()).collect(),
+                        &RecordBatchOptions::new().with_row_count(Some(rows)),
+                    ),
+                }
+                .expect("columns match the message schema")
             })
             .collect();
         self.txn = TxnTracker::default();
         self.out_bytes = 0;
         batches
     }
+}
+
+/// Rows a batch of input entries will give, projected from its first entry
+/// (topics are mostly homogeneous); capped so that one odd entry cannot
+/// reserve much. Reading its metadata costs one parse without the checksum.
+fn expected_rows(rows: &EntryRows<'_>, stored: usize) -> usize {
+    const CAP: usize = FLUSH_BYTES / 64;
+    let Some(first) = (0..rows.len().min(4)).find_map(|i| rows.data(i)) else {
+        return 0;
+    };
+    let Ok(entry) = EntryView::parse(first, false) else {
+        return 0;
+    };
+    let per_entry = entry.metadata.num_messages().max(1) as usize;
+    let projected = per_entry as u128 * stored as u128 / first.len().max(1) as u128;
+    (projected as usize).clamp(rows.len(), CAP.max(rows.len()))
 }
 
 /// The payload's codec and uncompressed size (the stored size for NONE).

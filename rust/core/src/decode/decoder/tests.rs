@@ -170,3 +170,190 @@ fn value_column_reuses_scratch_and_gives_capacity_back() {
     );
     assert!(a.get_buffer_memory_size() < 4096);
 }
+
+/// Entries of every shape the decoder handles: the batch corpus above (all
+/// codecs, header fallbacks, transactions + a commit marker, retained-only
+/// batches, bad entries), single-message entries, chunks, an encrypted
+/// entry, KoP entries (plain, compressed, with headers, a control batch),
+/// garbage, an entry with no processor's metadata and a null cell.
+fn projection_corpus() -> (Vec<Option<Vec<u8>>>, Vec<Vec<u8>>) {
+    use crate::processor::kafka::codec::KafkaCodec;
+    use crate::processor::kafka::encode::{
+        encode_control_batch, encode_kop_entry, encode_record_batch, KafkaBatchOptions,
+        KafkaRecordInput,
+    };
+    let mut entries: Vec<Vec<u8>> = corpus();
+    for (i, codec) in Codec::ALL.into_iter().enumerate() {
+        let m = MessageInput {
+            value: Some(format!("single {i}").repeat(i + 1).into_bytes()),
+            key: Some(Key::Text(format!("key{i}"))),
+            properties: vec![("a".into(), format!("{i}"))],
+            event_time: Some(5 + i as u64),
+            ..Default::default()
+        };
+        let opts = EncodeOptions {
+            compression: codec,
+            broker_index: (i % 2 == 0).then_some(40 + i as u64),
+            ..Default::default()
+        };
+        entries.push(encode_entry(std::slice::from_ref(&m), &opts).unwrap());
+        entries.extend(crate::format::encode::encode_chunked(&m, &opts, 4).unwrap());
+    }
+    let plain = encode_entry(&[MessageInput::default()], &EncodeOptions::default()).unwrap();
+    entries.push(remeta(&plain, |md| {
+        md.encryption_keys = vec![proto::EncryptionKeys {
+            key: "k".into(),
+            value: vec![1, 2],
+            metadata: vec![],
+        }];
+    }));
+    entries.push(remeta(&plain, |md| {
+        md.replicated_from = Some("east".into())
+    }));
+    for codec in KafkaCodec::ALL {
+        let records: Vec<KafkaRecordInput> = (0..4)
+            .map(|i| KafkaRecordInput {
+                key: (i % 2 == 0).then(|| format!("kk{i}").into_bytes()),
+                value: (i != 3).then(|| format!("kafka value {i}").into_bytes()),
+                headers: (0..i % 3)
+                    .map(|j| (format!("h{j}"), (j != 1).then(|| vec![j as u8])))
+                    .collect(),
+                timestamp: Some(1_000 + i as i64),
+                offset_delta: None,
+            })
+            .collect();
+        let opts = KafkaBatchOptions {
+            base_offset: 10,
+            compression: codec,
+            ..Default::default()
+        };
+        let batch = encode_record_batch(&records, &opts).unwrap();
+        entries.push(encode_kop_entry(&[&batch], 123).unwrap());
+    }
+    let control = encode_control_batch(true, 7, 0, 20, 5, 0).unwrap();
+    entries.push(encode_kop_entry(&[&control], 124).unwrap());
+    entries.push(b"not an entry".to_vec());
+    let mut cells: Vec<Option<Vec<u8>>> = entries.iter().cloned().map(Some).collect();
+    cells.insert(7, None);
+    (cells, entries)
+}
+
+fn cells_input(cells: &[Option<Vec<u8>>]) -> RecordBatch {
+    let n = cells.len() as i64;
+    RecordBatch::try_from_iter([
+        (
+            "ledger_id",
+            Arc::new(Int64Array::from(vec![3; n as usize])) as ArrayRef,
+        ),
+        (
+            "entry_id",
+            Arc::new(Int64Array::from_iter_values(0..n)) as ArrayRef,
+        ),
+        (
+            "data",
+            Arc::new(BinaryArray::from_iter(cells.iter().map(|c| c.as_deref()))) as ArrayRef,
+        ),
+    ])
+    .unwrap()
+}
+
+fn decode_with(
+    input: &RecordBatch,
+    keep_markers: bool,
+    columns: Option<&[&str]>,
+) -> Vec<RecordBatch> {
+    let opts = DecodeOptions {
+        keep_markers,
+        ..Default::default()
+    };
+    let mut d = Decoder::new(opts);
+    if let Some(columns) = columns {
+        d.project(columns).unwrap();
+    }
+    d.decode_record_batch(input).unwrap();
+    let schema = d.schema();
+    let out = d.finish();
+    for b in &out {
+        assert_eq!(b.schema(), schema);
+    }
+    out
+}
+
+#[test]
+fn projected_decode_equals_the_full_decodes_columns() {
+    let (cells, _) = projection_corpus();
+    let input = cells_input(&cells);
+    let schema = message_schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let mut sets: Vec<Vec<&str>> = names.iter().map(|n| vec![*n]).collect();
+    sets.push(vec![
+        "ledger_id",
+        "entry_id",
+        "batch_index",
+        "key",
+        "value",
+        "publish_time",
+    ]);
+    sets.push(vec![
+        "publish_time",
+        "value",
+        "key",
+        "batch_index",
+        "entry_id",
+        "ledger_id",
+    ]);
+    sets.push(vec![
+        "error",
+        "txn_status",
+        "properties",
+        "headers",
+        "offset",
+    ]);
+    sets.push(names.iter().rev().copied().collect());
+    sets.push(vec![]);
+    for keep_markers in [false, true] {
+        let full = decode_with(&input, keep_markers, None);
+        assert_eq!(full.len(), 1);
+        let full = &full[0];
+        let errors = full.column_by_name("error").unwrap();
+        assert!(
+            errors.null_count() < full.num_rows() - 5,
+            "several error rows"
+        );
+        assert!(full
+            .column_by_name("processor")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .iter()
+            .any(|p| p == Some("kafka")));
+        assert!(full.column_by_name("chunk_id").unwrap().null_count() < full.num_rows());
+        for set in &sets {
+            let got = decode_with(&input, keep_markers, Some(set));
+            let want = full
+                .project(
+                    &set.iter()
+                        .map(|n| schema.index_of(n).unwrap())
+                        .collect::<Vec<_>>(),
+                )
+                .unwrap();
+            let rows: usize = got.iter().map(RecordBatch::num_rows).sum();
+            assert_eq!(rows, full.num_rows(), "{set:?}");
+            let got = arrow_select::concat::concat_batches(&want.schema(), &got).unwrap();
+            assert_eq!(got, want, "columns {set:?}, keep_markers {keep_markers}");
+        }
+    }
+}
+
+#[test]
+fn projection_rejects_unknown_and_repeated_columns() {
+    let mut d = Decoder::new(DecodeOptions::default());
+    let e = d.project(&["key", "nope"]).unwrap_err().to_string();
+    assert!(e.contains("unknown decode column \"nope\""), "{e}");
+    let e = d.project(&["key", "key"]).unwrap_err().to_string();
+    assert!(e.contains("requested twice"), "{e}");
+    d.project(&["key"]).unwrap();
+    d.decode_record_batch(&input(&corpus())).unwrap();
+    assert!(d.project(&["value"]).is_err(), "after decoding");
+}

@@ -292,7 +292,7 @@ fn per_batch<'py>(
 /// Phase-one candidate rows for entries (see `pulsar_entries.spark`).
 #[pyfunction]
 #[pyo3(signature = (entries, *, retain_null_key=false, reduce_for_publish_order=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
-fn compaction_candidates(
+pub fn compaction_candidates(
     py: Python<'_>,
     entries: AnyRecordBatch,
     retain_null_key: bool,
@@ -335,7 +335,7 @@ batch_pass! {
 /// Phase two for entries with a `retained` list column.
 #[pyfunction]
 #[pyo3(signature = (entries, *, retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn rebuild_entries(
+pub fn rebuild_entries(
     py: Python<'_>,
     entries: AnyRecordBatch,
     retain_null_key: bool,
@@ -399,7 +399,7 @@ batch_pass! {
 /// list column → compacted entries (with `partition`).
 #[pyfunction]
 #[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn strategic_rebuild(
+pub fn strategic_rebuild(
     py: Python<'_>,
     entries: AnyRecordBatch,
     verify_checksum: bool,
@@ -413,7 +413,7 @@ fn strategic_rebuild(
 
 /// Entries → compacted-ledger records `[u32 idLen][MessageIdData][u32 len][entry]`.
 #[pyfunction]
-fn to_ledger_records(py: Python<'_>, entries: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
+pub fn to_ledger_records(py: Python<'_>, entries: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
     per_batch(py, entries, records_schema(), |b| {
         Ok(vec![records::to_ledger_records(b)?])
     })
@@ -422,7 +422,7 @@ fn to_ledger_records(py: Python<'_>, entries: AnyRecordBatch) -> Result<Bound<'_
 /// Compacted-ledger records (a `record` column) → entries with their ids.
 /// A bad record gives a row with `error` set; the others are unaffected.
 #[pyfunction]
-fn from_ledger_records(py: Python<'_>, records: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
+pub fn from_ledger_records(py: Python<'_>, records: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
     per_batch(py, records, parsed_records_schema(), |b| {
         Ok(vec![records::from_ledger_records(b)?])
     })
@@ -438,7 +438,7 @@ type LastPosition = (i64, i64, i32, u64, &'static str);
 /// when there is no entry.
 #[pyfunction]
 #[pyo3(signature = (entries, *, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn compacted_last_position(
+pub fn compacted_last_position(
     py: Python<'_>,
     entries: AnyRecordBatch,
     max_uncompressed_size: usize,
@@ -460,7 +460,7 @@ fn compacted_last_position(
 /// `(last_batch_index int32, source string, error string)` per entry.
 #[pyfunction]
 #[pyo3(signature = (data, *, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn last_batch_indexes(
+pub fn last_batch_indexes(
     py: Python<'_>,
     data: PyArray,
     max_uncompressed_size: usize,
@@ -473,7 +473,7 @@ fn last_batch_indexes(
 /// The managed-ledger answer of GetLastMessageId for a topic's entries:
 /// `(ledger_id, entry_id, batch_index, publish_time)`, or `None`.
 #[pyfunction]
-fn topic_last_position(
+pub fn topic_last_position(
     py: Python<'_>,
     entries: AnyRecordBatch,
 ) -> Result<Option<(i64, i64, i32, u64)>> {
@@ -484,7 +484,7 @@ fn topic_last_position(
 
 /// The greatest `(ledger_id, entry_id)` among entries, or `None`.
 #[pyfunction]
-fn max_entry_position(py: Python<'_>, entries: AnyRecordBatch) -> Result<Option<(i64, i64)>> {
+pub fn max_entry_position(py: Python<'_>, entries: AnyRecordBatch) -> Result<Option<(i64, i64)>> {
     let input = batches(entries)?;
     Ok(py.detach(|| lookup::max_entry_position(&input))?)
 }
@@ -492,7 +492,7 @@ fn max_entry_position(py: Python<'_>, entries: AnyRecordBatch) -> Result<Option<
 /// `findEntryByPublishTime` over entries in table order: `(ledger_id,
 /// entry_id)` of the first with `publish_time` ≥ the given one, or `None`.
 #[pyfunction]
-fn find_by_publish_time(
+pub fn find_by_publish_time(
     py: Python<'_>,
     entries: AnyRecordBatch,
     publish_time: u64,
@@ -506,7 +506,7 @@ fn find_by_publish_time(
 /// entries give one row with `error` set.
 #[pyfunction]
 #[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn keyed_messages(
+pub fn keyed_messages(
     py: Python<'_>,
     entries: AnyRecordBatch,
     verify_checksum: bool,
@@ -521,30 +521,9 @@ fn keyed_messages(
 /// The transactions aborted by `TXN_ABORT` markers among the entries, as
 /// `(most, least)` bit pairs.
 #[pyfunction]
-fn aborted_transactions(py: Python<'_>, entries: AnyRecordBatch) -> Result<Vec<(u64, u64)>> {
+pub fn aborted_transactions(py: Python<'_>, entries: AnyRecordBatch) -> Result<Vec<(u64, u64)>> {
     let input = batches(entries)?;
     let mut out: Vec<_> = py.detach(|| aborted_in(&input))?.into_iter().collect();
     out.sort_unstable();
     Ok(out)
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(aborted_transactions, m)?)?;
-    m.add_class::<CompactorPy>()?;
-    m.add_class::<NativeStrategy>()?;
-    m.add_class::<SurvivorFolder>()?;
-    m.add_class::<StrategicPartitionPass>()?;
-    m.add_class::<StrategicFolder>()?;
-    m.add_function(wrap_pyfunction!(strategic_rebuild, m)?)?;
-    m.add_function(wrap_pyfunction!(compaction_candidates, m)?)?;
-    m.add_function(wrap_pyfunction!(rebuild_entries, m)?)?;
-    m.add_function(wrap_pyfunction!(to_ledger_records, m)?)?;
-    m.add_function(wrap_pyfunction!(from_ledger_records, m)?)?;
-    m.add_function(wrap_pyfunction!(compacted_last_position, m)?)?;
-    m.add_function(wrap_pyfunction!(last_batch_indexes, m)?)?;
-    m.add_function(wrap_pyfunction!(topic_last_position, m)?)?;
-    m.add_function(wrap_pyfunction!(max_entry_position, m)?)?;
-    m.add_function(wrap_pyfunction!(find_by_publish_time, m)?)?;
-    m.add_function(wrap_pyfunction!(keyed_messages, m)?)?;
-    Ok(())
 }

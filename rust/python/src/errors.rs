@@ -20,7 +20,9 @@
 //! `pulsar_entries`, which exports them, so they pickle (Spark ships them
 //! from executors).
 
+use pulsar_entries_core::bookkeeper::BookKeeperError;
 use pulsar_entries_core::compaction::lookup::LookupError;
+use pulsar_entries_core::metadata_store::MetadataError;
 use pulsar_entries_core::offload::OffloadError;
 use pulsar_entries_core::stamp::StampError;
 use pulsar_entries_core::value::input::InputError;
@@ -30,7 +32,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
-/// The Python classes, in registration order: `(name, parent, built-in, doc)`.
+/// The Python classes, in registration order (see [`CLASSES`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Class {
     Base,
@@ -43,65 +45,62 @@ pub enum Class {
     Storage,
 }
 
-const CLASSES: [Class; 8] = [
-    Class::Base,
-    Class::InputSchema,
-    Class::Options,
-    Class::Order,
-    Class::Data,
-    Class::EntryFormat,
-    Class::OffloadFormat,
-    Class::Storage,
+/// `(class, name, parent, doc)`; a child of `Base` also subclasses the
+/// built-in of its kind, a child of another class only that class.
+const CLASSES: [(Class, &str, Option<Class>, &str); 8] = [
+    (
+        Class::Base,
+        "PulsarEntriesError",
+        None,
+        "Any error pulsar-entries raises.",
+    ),
+    (
+        Class::InputSchema,
+        "InputSchemaError",
+        Some(Class::Base),
+        "The input table lacks a column, or a column or argument has the wrong shape.",
+    ),
+    (
+        Class::Options,
+        "OptionsError",
+        Some(Class::Base),
+        "An option's value is out of range or contradicts another option.",
+    ),
+    (
+        Class::Order,
+        "OrderError",
+        Some(Class::Base),
+        "Input rows are not in the order the operation needs.",
+    ),
+    (
+        Class::Data,
+        "DataError",
+        Some(Class::Base),
+        "Stored bytes are malformed: framing, checksum, protobuf, codec, batch.",
+    ),
+    (
+        Class::EntryFormat,
+        "EntryFormatError",
+        Some(Class::Data),
+        "An entry's bytes are not a valid Pulsar stored entry.",
+    ),
+    (
+        Class::OffloadFormat,
+        "OffloadFormatError",
+        Some(Class::Data),
+        "An offload object's bytes are not a valid Pulsar tiered-storage object.",
+    ),
+    (
+        Class::Storage,
+        "StorageError",
+        Some(Class::Base),
+        "Reading or writing storage failed: a file, an object, a connection.",
+    ),
 ];
 
 impl Class {
-    fn spec(self) -> (&'static str, Option<Class>, &'static str) {
-        match self {
-            Class::Base => (
-                "PulsarEntriesError",
-                None,
-                "Any error pulsar-entries raises.",
-            ),
-            Class::InputSchema => (
-                "InputSchemaError",
-                Some(Class::Base),
-                "The input table lacks a column, or a column or argument has the wrong shape.",
-            ),
-            Class::Options => (
-                "OptionsError",
-                Some(Class::Base),
-                "An option's value is out of range or contradicts another option.",
-            ),
-            Class::Order => (
-                "OrderError",
-                Some(Class::Base),
-                "Input rows are not in the order the operation needs.",
-            ),
-            Class::Data => (
-                "DataError",
-                Some(Class::Base),
-                "Stored bytes are malformed: framing, checksum, protobuf, codec, batch.",
-            ),
-            Class::EntryFormat => (
-                "EntryFormatError",
-                Some(Class::Data),
-                "An entry's bytes are not a valid Pulsar stored entry.",
-            ),
-            Class::OffloadFormat => (
-                "OffloadFormatError",
-                Some(Class::Data),
-                "An offload object's bytes are not a valid Pulsar tiered-storage object.",
-            ),
-            Class::Storage => (
-                "StorageError",
-                Some(Class::Base),
-                "Reading or writing storage failed: a file, an object, a connection.",
-            ),
-        }
-    }
-
     fn make(self, py: Python<'_>) -> PyResult<Py<PyType>> {
-        let (name, parent, doc) = self.spec();
+        let (_, name, parent, doc) = CLASSES[self as usize];
         let builtin = match self {
             Class::Base => py.get_type::<PyException>(),
             Class::Storage => py.get_type::<PyOSError>(),
@@ -129,25 +128,16 @@ impl Class {
     pub fn err(self, message: impl Into<String>) -> Error {
         Error::Raise(self, message.into())
     }
-}
 
-/// The class for a core error kind; `data` is the layer's own data class.
-pub fn class_of(kind: ErrorKind, data: Class) -> Class {
-    match kind {
-        ErrorKind::InputSchema => Class::InputSchema,
-        ErrorKind::Options => Class::Options,
-        ErrorKind::Order => Class::Order,
-        ErrorKind::Data => data,
-        ErrorKind::Io => Class::Storage,
-    }
-}
-
-fn offload_kind(e: &OffloadError) -> ErrorKind {
-    match e {
-        // Write errors are argument checks (block size, empty or repeated
-        // ledgers, an entry too large for a block).
-        OffloadError::Write(_) => ErrorKind::Options,
-        _ => ErrorKind::Data,
+    /// The class for a core error kind; `data` is the layer's own data class.
+    fn of(kind: ErrorKind, data: Class) -> Class {
+        match kind {
+            ErrorKind::InputSchema => Class::InputSchema,
+            ErrorKind::Options => Class::Options,
+            ErrorKind::Order => Class::Order,
+            ErrorKind::Data => data,
+            ErrorKind::Io => Class::Storage,
+        }
     }
 }
 
@@ -161,30 +151,34 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl From<EntryError> for Error {
-    fn from(e: EntryError) -> Self {
-        Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
-    }
+/// Each core error type by its `kind()`, data errors as the given class.
+macro_rules! from_core {
+    ($($error:ty => $data:ident),* $(,)?) => {$(
+        impl From<$error> for Error {
+            fn from(e: $error) -> Self {
+                Error::Raise(Class::of(e.kind(), Class::$data), e.to_string())
+            }
+        }
+    )*};
 }
 
+from_core! {
+    EntryError => EntryFormat,
+    LookupError => EntryFormat,
+    StampError => EntryFormat,
+    MetadataError => Data,
+    BookKeeperError => Data,
+}
+
+/// A failing writer is reported as a malformed object, as it always was;
+/// the other kinds are the core's.
 impl From<OffloadError> for Error {
     fn from(e: OffloadError) -> Self {
-        Error::Raise(
-            class_of(offload_kind(&e), Class::OffloadFormat),
-            e.to_string(),
-        )
-    }
-}
-
-impl From<LookupError> for Error {
-    fn from(e: LookupError) -> Self {
-        Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
-    }
-}
-
-impl From<StampError> for Error {
-    fn from(e: StampError) -> Self {
-        Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
+        let kind = match e.kind() {
+            ErrorKind::Io => ErrorKind::Data,
+            kind => kind,
+        };
+        Error::Raise(Class::of(kind, Class::OffloadFormat), e.to_string())
     }
 }
 
@@ -236,8 +230,8 @@ impl From<Error> for PyErr {
 
 /// Adds every class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    for class in CLASSES {
-        m.add(class.spec().0, class.get(m.py())?)?;
+    for (class, name, ..) in CLASSES {
+        m.add(name, class.get(m.py())?)?;
     }
     Ok(())
 }

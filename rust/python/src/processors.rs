@@ -338,9 +338,3 @@ impl PyEntryContext {
         )
     }
 }
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<BuiltinProcessor>()?;
-    m.add_class::<PyEntryContext>()?;
-    Ok(())
-}

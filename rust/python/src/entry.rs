@@ -4,8 +4,7 @@
 use pulsar_entries_core::decode::entry_metadata::{entry_metadata as build, entry_metadata_schema};
 use pulsar_entries_core::decode::message_id_columns::with_message_ids as add_ids;
 use pulsar_entries_core::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
-use pulsar_entries_core::format::metadata::MessageMetadataView;
-use pulsar_entries_core::value::{entry_value, input, metadata_value};
+use pulsar_entries_core::value::{entry_value, input};
 use pulsar_entries_core::MessageInput;
 use pulsar_entries_core::{decode::binary::binary_values, format::encode, options, proto};
 use pulsar_entries_core::{message_schema, Decoder, EncodeOptions, EntryView};
@@ -51,14 +50,6 @@ pub fn decode<'py>(
         Ok(decoder.finish())
     })?;
     table(py, batches, message_schema())
-}
-
-/// MessageMetadata as a dict of its present fields (bytes as `bytes`).
-pub fn metadata_dict<'py>(
-    py: Python<'py>,
-    md: &MessageMetadataView<'_>,
-) -> PyResult<Bound<'py, PyDict>> {
-    dict_to_py(py, &metadata_value(md))
 }
 
 /// Every piece of one entry, for inspection; metadata keeps field presence.

@@ -66,7 +66,9 @@ mod _native {
         read_offload_object, write_offload_ledger, write_offload_streaming,
     };
     #[pymodule_export]
-    use processors::{BuiltinProcessor, PyEntryContext};
+    use processors::{
+        message_at, parse_metadata, pulsar_messages, single_message, BuiltinProcessor,
+    };
 
     #[pymodule_export]
     const DEFAULT_MAX_UNCOMPRESSED_SIZE: usize = pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE;

@@ -1,24 +1,10 @@
 //! The one place where core errors become Python exceptions.
 //!
 //! Every kind of core error (`pulsar_entries_core::ErrorKind`) has one class
-//! under `PulsarEntriesError`, and each also subclasses the matching built-in,
-//! so `except ValueError` / `except OSError` keep working:
-//!
-//! ```text
-//! PulsarEntriesError(Exception)
-//! ├── InputSchemaError(PulsarEntriesError, ValueError)
-//! ├── OptionsError(PulsarEntriesError, ValueError)
-//! ├── OrderError(PulsarEntriesError, ValueError)
-//! ├── DataError(PulsarEntriesError, ValueError)
-//! │   ├── EntryFormatError   (stored entries, message ids)
-//! │   └── OffloadFormatError (tiered-storage objects)
-//! └── StorageError(PulsarEntriesError, OSError)
-//! ```
-//!
-//! The classes are built with `type(name, bases, namespace)`, which takes
-//! several bases and works on the stable ABI. Their `__module__` is
-//! `pulsar_entries`, which exports them, so they pickle (Spark ships them
-//! from executors).
+//! under `PulsarEntriesError`, each also a subclass of the matching built-in
+//! (`ValueError`, `OSError`). The classes are defined in Python, in
+//! `pulsar_entries._errors` (which shows the hierarchy); this module picks
+//! the class for each core error and exports them from `_native` too.
 
 use pulsar_entries_core::bookkeeper::BookKeeperError;
 use pulsar_entries_core::compaction::lookup::LookupError;
@@ -27,12 +13,12 @@ use pulsar_entries_core::offload::OffloadError;
 use pulsar_entries_core::stamp::StampError;
 use pulsar_entries_core::value::input::InputError;
 use pulsar_entries_core::{EntryError, ErrorKind};
-use pyo3::exceptions::{PyException, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::PyType;
 
-/// The Python classes, in registration order (see [`CLASSES`]).
+/// The classes of `pulsar_entries._errors`, in the order of [`NAMES`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Class {
     Base,
@@ -45,84 +31,24 @@ pub enum Class {
     Storage,
 }
 
-/// `(class, name, parent, doc)`; a child of `Base` also subclasses the
-/// built-in of its kind, a child of another class only that class.
-const CLASSES: [(Class, &str, Option<Class>, &str); 8] = [
-    (
-        Class::Base,
-        "PulsarEntriesError",
-        None,
-        "Any error pulsar-entries raises.",
-    ),
-    (
-        Class::InputSchema,
-        "InputSchemaError",
-        Some(Class::Base),
-        "The input table lacks a column, or a column or argument has the wrong shape.",
-    ),
-    (
-        Class::Options,
-        "OptionsError",
-        Some(Class::Base),
-        "An option's value is out of range or contradicts another option.",
-    ),
-    (
-        Class::Order,
-        "OrderError",
-        Some(Class::Base),
-        "Input rows are not in the order the operation needs.",
-    ),
-    (
-        Class::Data,
-        "DataError",
-        Some(Class::Base),
-        "Stored bytes are malformed: framing, checksum, protobuf, codec, batch.",
-    ),
-    (
-        Class::EntryFormat,
-        "EntryFormatError",
-        Some(Class::Data),
-        "An entry's bytes are not a valid Pulsar stored entry.",
-    ),
-    (
-        Class::OffloadFormat,
-        "OffloadFormatError",
-        Some(Class::Data),
-        "An offload object's bytes are not a valid Pulsar tiered-storage object.",
-    ),
-    (
-        Class::Storage,
-        "StorageError",
-        Some(Class::Base),
-        "Reading or writing storage failed: a file, an object, a connection.",
-    ),
+const NAMES: [&str; 8] = [
+    "PulsarEntriesError",
+    "InputSchemaError",
+    "OptionsError",
+    "OrderError",
+    "DataError",
+    "EntryFormatError",
+    "OffloadFormatError",
+    "StorageError",
 ];
 
 impl Class {
-    fn make(self, py: Python<'_>) -> PyResult<Py<PyType>> {
-        let (_, name, parent, doc) = CLASSES[self as usize];
-        let builtin = match self {
-            Class::Base => py.get_type::<PyException>(),
-            Class::Storage => py.get_type::<PyOSError>(),
-            _ => py.get_type::<PyValueError>(),
-        };
-        let bases = match parent {
-            None => PyTuple::new(py, [builtin])?,
-            Some(Class::Base) => PyTuple::new(py, [Class::Base.get(py)?, builtin])?,
-            Some(p) => PyTuple::new(py, [p.get(py)?])?,
-        };
-        let ns = PyDict::new(py);
-        ns.set_item("__module__", "pulsar_entries")?;
-        ns.set_item("__doc__", doc)?;
-        let ty = py.get_type::<PyType>().call1((name, bases, ns))?;
-        Ok(ty.cast_into::<PyType>()?.unbind())
-    }
-
-    /// The class, created on first use.
+    /// The class, imported on first use.
     pub fn get(self, py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
         static TYPES: [PyOnceLock<Py<PyType>>; 8] = [const { PyOnceLock::new() }; 8];
-        let cell = &TYPES[self as usize];
-        Ok(cell.get_or_try_init(py, || self.make(py))?.bind(py).clone())
+        let name = NAMES[self as usize];
+        let class = TYPES[self as usize].import(py, "pulsar_entries._errors", name)?;
+        Ok(class.clone())
     }
 
     pub fn err(self, message: impl Into<String>) -> Error {
@@ -230,8 +156,8 @@ impl From<Error> for PyErr {
 
 /// Adds every class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    for (class, name, ..) in CLASSES {
-        m.add(name, class.get(m.py())?)?;
-    }
-    Ok(())
+    let errors = m.py().import("pulsar_entries._errors")?;
+    NAMES
+        .iter()
+        .try_for_each(|name| m.add(name, errors.getattr(name)?))
 }

@@ -150,13 +150,11 @@ pub fn write_offload_ledger<'py>(
 ) -> Result<Bound<'py, PyList>> {
     let batches = batches(entries)?;
     let rows = entry_rows(&batches, ledger_id)?;
-    let mut spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger_name, ctime);
-    if let Some(e) = ensemble {
-        let quorum = (e.len() as i32).min(2);
-        (spec.write_quorum, spec.ack_quorum, spec.ensemble) = (quorum, quorum, e);
-    }
-    spec.write_quorum = write_quorum.unwrap_or(spec.write_quorum);
-    spec.ack_quorum = ack_quorum.unwrap_or(spec.ack_quorum);
+    let spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger_name, ctime).with_ensemble(
+        ensemble,
+        write_quorum,
+        ack_quorum,
+    );
     let ledgers = core::group_entries(rows)?;
     let l = single_ledger(&ledgers, ledger_id)?;
     let write = |out: &mut _| core::write_ledger(out, l.ledger_id, &l.entries, block_size, &spec);

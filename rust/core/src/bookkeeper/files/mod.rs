@@ -291,6 +291,7 @@ mod tests {
     use crate::bookkeeper::DigestType;
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
+    use arrow_array::Array;
 
     #[test]
     fn a_read_is_one_entry_table_with_its_error_rows_first() {
@@ -312,7 +313,13 @@ mod tests {
             journaled: vec![],
         };
         let batch = read.into_batch();
-        let ids = |i| batch.column(i).as_primitive::<Int64Type>().values().to_vec();
+        let ids = |i| {
+            batch
+                .column(i)
+                .as_primitive::<Int64Type>()
+                .values()
+                .to_vec()
+        };
         assert_eq!(ids(0), [-1, 3, 3]);
         assert_eq!(ids(1), [-1, 0, 1]);
         let data = batch.column(2).as_binary::<i32>();

@@ -14,8 +14,7 @@ use pulsar_entries_core::format::metadata::MessageMetadataView;
 use pulsar_entries_core::processor::input::{messages, record_at, OwnedMessage};
 use pulsar_entries_core::processor::kafka::KafkaProcessor;
 use pulsar_entries_core::processor::{
-    self as core, EntryContext, Message, PayloadProcessor, Processors, PulsarProcessor, Selector,
-    Sink,
+    self as core, builtin, EntryContext, Message, PayloadProcessor, Processors, Selector, Sink,
 };
 use pulsar_entries_core::value::input::owned_message;
 use pulsar_entries_core::EntryError;
@@ -27,8 +26,6 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 use crate::convert::{dict_to_py, from_py};
 use crate::errors::{Class, Result};
 use pulsar_entries_core::value::{message_value, metadata_value};
-
-const BUILTINS: [&str; 2] = [KafkaProcessor::NAME, PulsarProcessor::NAME];
 
 /// A built-in processor (run in Rust): `pulsar_entries.processors.KAFKA`
 /// or `PULSAR`. Picklable, so it can travel to Spark executors.
@@ -69,18 +66,6 @@ impl BuiltinProcessor {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyType>, (String,))> {
         Ok((slf.get_type(), (slf.get().name.clone(),)))
     }
-}
-
-fn builtin(name: &str) -> Result<Arc<dyn PayloadProcessor>> {
-    Ok(match name {
-        KafkaProcessor::NAME => Arc::new(KafkaProcessor::new()),
-        PulsarProcessor::NAME => Arc::new(PulsarProcessor::new()),
-        _ => {
-            return Err(Class::Options.err(format!(
-                "unknown built-in processor {name:?}; expected one of {BUILTINS:?}"
-            )))
-        }
-    })
 }
 
 fn selector_of(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Selector> {

@@ -17,6 +17,7 @@ use pulsar_entries_core::processor::{
     self as core, builtin, EntryContext, Message, PayloadProcessor, Processors, Selector, Sink,
 };
 use pulsar_entries_core::value::input::owned_message;
+use pulsar_entries_core::value::{message_value, metadata_value};
 use pulsar_entries_core::EntryError;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -25,7 +26,6 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
 use crate::convert::{dict_to_py, from_py};
 use crate::errors::{Class, Result};
-use pulsar_entries_core::value::{message_value, metadata_value};
 
 /// A built-in processor (run in Rust): `pulsar_entries.processors.KAFKA`
 /// or `PULSAR`. Picklable, so it can travel to Spark executors.

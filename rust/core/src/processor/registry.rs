@@ -59,7 +59,7 @@ impl Processors {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
+    use crate::error::ErrorKind;
 
     #[test]
     fn builtins_are_found_by_name_and_an_unknown_name_is_an_options_error() {

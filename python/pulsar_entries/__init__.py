@@ -20,12 +20,12 @@ from ._compaction import (
     last_message_position,
     to_ledger_records,
 )
+from ._context import EntryContext
 from ._entries import entries_table
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
     ChunkMessageId,
     DataError,
-    EntryContext,
     EntryFormatError,
     InputSchemaError,
     MessageId,

@@ -12,6 +12,7 @@ import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]  # pyarrow sh
 from typing_extensions import disjoint_base
 
 # The TypedDicts are runtime classes of pulsar_entries._dicts (importable by processor authors).
+from ._context import EntryContext
 from ._dicts import DecodedMessageDict as DecodedMessageDict
 from ._dicts import KafkaRecordDict as KafkaRecordDict
 from ._dicts import MessageDict as MessageDict
@@ -26,7 +27,6 @@ __all__ = [
     "ChunkMessageId",
     "Compactor",
     "DataError",
-    "EntryContext",
     "EntryFormatError",
     "InputSchemaError",
     "MessageId",
@@ -66,12 +66,15 @@ __all__ = [
     "ledger_path",
     "managed_ledger_info",
     "max_entry_position",
+    "message_at",
     "offload_blocks",
     "parse_entry",
+    "parse_metadata",
     "parse_offload_index",
     "parse_offload_name",
     "partition_count",
     "partition_name",
+    "pulsar_messages",
     "read_bookie_dirs",
     "read_bookie_files",
     "read_offload_blocks",
@@ -83,6 +86,7 @@ __all__ = [
     "schema_locations",
     "seek_position",
     "set_broker_entry_metadata",
+    "single_message",
     "stamp",
     "strategic_rebuild",
     "strip_rocksdb_header",
@@ -123,45 +127,6 @@ class OffloadFormatError(DataError):
 
 class StorageError(PulsarEntriesError, OSError):
     """Reading or writing storage failed: a file, an object, a connection."""
-
-@final
-class EntryContext:
-    """What a user payload processor learns about its entry (PIP-96's context)."""
-
-    @property
-    def ledger_id(self) -> int: ...
-    @property
-    def entry_id(self) -> int: ...
-    @property
-    def partition(self) -> int: ...
-    @property
-    def broker_timestamp(self) -> int | None: ...
-    @property
-    def broker_index(self) -> int | None: ...
-    @property
-    def base_offset(self) -> int | None:
-        """``broker_index - (num_messages - 1)``: the offset of the entry's first message."""
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """MessageMetadata, present fields only (as ``parse_entry``)."""
-    @property
-    def properties(self) -> dict[str, str]:
-        """Entry-level properties."""
-    def get_property(self, key: str) -> str | None: ...
-    @property
-    def is_batch(self) -> bool: ...
-    @property
-    def num_messages(self) -> int: ...
-    @property
-    def publish_time(self) -> int: ...
-    @property
-    def producer_name(self) -> str: ...
-    def single_message(self, payload: bytes) -> DecodedMessageDict:
-        """The payload as one message with the entry's key, properties and times."""
-    def pulsar_messages(self, payload: bytes) -> list[DecodedMessageDict]:
-        """Pulsar's own split of a payload (batch records, or one message)."""
-    def message_at(self, index: int, record: bytes) -> DecodedMessageDict:
-        """A message from ``[u32 size][SingleMessageMetadata][value]`` bytes."""
 
 class PayloadProcessorLike(Protocol):
     def process(self, payload: bytes, context: EntryContext) -> Iterable[OutputMessageDict]: ...
@@ -276,6 +241,18 @@ def encode_kafka_control_batch(
     coordinator_epoch: int = 0,
 ) -> bytes: ...
 def encode_kop_entry(batches: Sequence[bytes], *, publish_time: Millis | None = None) -> bytes: ...
+def parse_metadata(metadata: bytes) -> dict[str, Any]:
+    """MessageMetadata bytes as a dict of their present fields (``EntryContext.metadata``)."""
+
+def single_message(metadata: bytes, payload: bytes) -> DecodedMessageDict:
+    """``EntryContext.single_message``: the payload as one message."""
+
+def pulsar_messages(metadata: bytes, payload: bytes) -> list[DecodedMessageDict]:
+    """``EntryContext.pulsar_messages``: Pulsar's own split of a payload."""
+
+def message_at(metadata: bytes, index: int, record: bytes) -> DecodedMessageDict:
+    """``EntryContext.message_at``: a message from one batch record's bytes."""
+
 def parse_entry(data: bytes) -> dict[str, Any]:
     """All metadata of one entry: ``broker_entry_metadata``, ``checksum``,
     ``metadata`` (present fields only), ``payload`` and sizes.

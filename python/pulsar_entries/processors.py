@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
+from ._context import EntryContext
 from ._dicts import DecodedMessageDict, MessageDict, OutputMessageDict
-from ._native import BuiltinProcessor, EntryContext
+from ._native import BuiltinProcessor
 
 #: KoP's Kafka entries (``entry.format=kafka``): every Kafka RecordBatch v2 of the entry.
 KAFKA = BuiltinProcessor("kafka")

@@ -43,7 +43,7 @@ fn timestamps_from(obj: Option<Bound<'_, PyAny>>) -> Result<Timestamps> {
 #[pyo3(
     text_signature = "(entries, *, start_index=-1, timestamps=None, index=True, timestamp=True)"
 )]
-fn stamp<'py>(
+pub fn stamp<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
     start_index: i64,
@@ -107,7 +107,7 @@ impl From<seek::Position> for Position {
 
 /// Pulsar's seek by timestamp over entries in topic order.
 #[pyfunction]
-fn find_position_by_time(
+pub fn find_position_by_time(
     py: Python<'_>,
     entries: AnyRecordBatch,
     time: Bound<'_, PyAny>,
@@ -119,7 +119,7 @@ fn find_position_by_time(
 
 /// KoP's seek by continuous offset over entries in topic order.
 #[pyfunction]
-fn find_position_by_offset(
+pub fn find_position_by_offset(
     py: Python<'_>,
     entries: AnyRecordBatch,
     offset: i64,
@@ -128,12 +128,4 @@ fn find_position_by_offset(
     Ok(py
         .detach(|| seek::find_position_by_offset(&table, offset))?
         .into())
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Position>()?;
-    m.add_function(wrap_pyfunction!(stamp, m)?)?;
-    m.add_function(wrap_pyfunction!(find_position_by_time, m)?)?;
-    m.add_function(wrap_pyfunction!(find_position_by_offset, m)?)?;
-    Ok(())
 }

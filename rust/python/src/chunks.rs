@@ -20,7 +20,7 @@ use crate::pass::batch_pass;
 #[pyo3(
     text_signature = "(messages, *, max_pending=100, expire_after_ms=60000, max_message_size=...)"
 )]
-fn reassemble_chunks(
+pub fn reassemble_chunks(
     py: Python<'_>,
     messages: AnyRecordBatch,
     max_pending: Option<usize>,
@@ -49,7 +49,7 @@ fn reassemble_chunks(
 #[pyo3(
     text_signature = "(messages, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
 )]
-fn reassemble_partition(
+pub fn reassemble_partition(
     py: Python<'_>,
     messages: AnyRecordBatch,
     seeds: Option<HashMap<i32, i64>>,
@@ -96,7 +96,7 @@ batch_pass! {
 #[pyo3(
     text_signature = "(leftovers, *, final_watermarks=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
 )]
-fn finish_leftovers(
+pub fn finish_leftovers(
     py: Python<'_>,
     leftovers: AnyRecordBatch,
     final_watermarks: Option<HashMap<i32, i64>>,
@@ -114,12 +114,4 @@ fn finish_leftovers(
         py.detach(|| chunks::finish_leftovers(&batches, opts, &finals))?
     };
     table(py, out, output)
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(reassemble_chunks, m)?)?;
-    m.add_function(wrap_pyfunction!(reassemble_partition, m)?)?;
-    m.add_function(wrap_pyfunction!(finish_leftovers, m)?)?;
-    m.add_class::<PartitionReassembler>()?;
-    Ok(())
 }

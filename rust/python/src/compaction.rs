@@ -4,9 +4,10 @@
 //! The GIL is released while entries are processed. A Python strategy is
 //! called back with the GIL re-acquired for each call only.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use pulsar_entries_core::compaction::builtin::{BuiltinStrategy, StatFields};
 use pulsar_entries_core::compaction::compactor::{aborted_in, output_schema, Compactor};
 use pulsar_entries_core::compaction::distributed::{
@@ -20,6 +21,7 @@ use pulsar_entries_core::compaction::strategic_distributed::{
     self as sd, PartitionPass, StrategicFold,
 };
 use pulsar_entries_core::compaction::strategy::Strategy;
+use pulsar_entries_core::compaction::CompactOptions;
 use pulsar_entries_core::options::{compact_options, order as parse_order};
 use pulsar_entries_core::{EntryError, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use pyo3::exceptions::PyTypeError;
@@ -206,17 +208,10 @@ impl CompactorPy {
         max_uncompressed_size: usize,
         aborted_transactions: Option<Vec<(u64, u64)>>,
     ) -> Result<Self> {
-        let opts = compact_options(
-            order,
-            retain_null_key,
-            verify_checksum,
-            max_uncompressed_size,
-        )?;
+        let (retain, verify) = (retain_null_key, verify_checksum);
+        let opts = compact_options(order, retain, verify, max_uncompressed_size)?;
         let failure = Failure::default();
-        let aborted = aborted_transactions
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let aborted = aborted_transactions.into_iter().flatten().collect();
         let inner = match strategy {
             None => Inner::Plain(Compactor::new(opts).with_aborted_transactions(aborted)),
             Some(s) => Inner::Strategic(
@@ -277,22 +272,41 @@ impl CompactorPy {
 
 // ---------------------------------------------------------------- Spark blocks
 
-/// Runs `f` over every batch of `input` with the GIL released; one table.
+/// Options of the passes that take entries in publish order.
+fn publish_options(
+    retain: bool,
+    verify: bool,
+    max_size: usize,
+) -> Result<CompactOptions, EntryError> {
+    compact_options("publish", retain, verify, max_size)
+}
+
+/// `f` over all of `entries`' batches, with the GIL released.
+fn with_batches<T: Send, E: Into<Error> + Send>(
+    py: Python<'_>,
+    entries: AnyRecordBatch,
+    f: impl FnOnce(&[RecordBatch]) -> Result<T, E> + Send,
+) -> Result<T> {
+    let input = batches(entries)?;
+    py.detach(|| f(&input)).map_err(Into::into)
+}
+
+/// `f` over each batch of `entries` (GIL released), the outputs as one table.
 fn per_batch<'py>(
     py: Python<'py>,
-    input: AnyRecordBatch,
-    schema: arrow_schema::SchemaRef,
+    entries: AnyRecordBatch,
+    schema: SchemaRef,
     f: impl Fn(&RecordBatch) -> Result<Vec<RecordBatch>, EntryError> + Send + Sync,
 ) -> Result<Bound<'py, PyAny>> {
-    let input = batches(input)?;
-    let out = py.detach(|| input.iter().map(f).collect::<Result<Vec<_>, _>>())?;
+    let each = |input: &[RecordBatch]| input.iter().map(f).collect::<Result<Vec<_>, _>>();
+    let out = with_batches(py, entries, each)?;
     table(py, out.into_iter().flatten().collect(), schema)
 }
 
 /// Phase-one candidate rows for entries (see `pulsar_entries.spark`).
 #[pyfunction]
 #[pyo3(signature = (entries, *, retain_null_key=false, reduce_for_publish_order=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
-fn compaction_candidates(
+pub fn compaction_candidates(
     py: Python<'_>,
     entries: AnyRecordBatch,
     retain_null_key: bool,
@@ -301,25 +315,12 @@ fn compaction_candidates(
     max_uncompressed_size: usize,
     aborted_transactions: Option<Vec<(u64, u64)>>,
 ) -> Result<Bound<'_, PyAny>> {
-    let aborted: std::collections::HashSet<(u64, u64)> = aborted_transactions
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
-    let opts = compact_options(
-        "publish",
-        retain_null_key,
-        verify_checksum,
-        max_uncompressed_size,
-    )?;
-    let candidates = |b: &RecordBatch| {
-        Ok(vec![distributed::candidates(
-            b,
-            &opts,
-            reduce_for_publish_order,
-            &aborted,
-        )?])
-    };
-    per_batch(py, entries, candidate_schema(), candidates)
+    let aborted: HashSet<_> = aborted_transactions.into_iter().flatten().collect();
+    let opts = publish_options(retain_null_key, verify_checksum, max_uncompressed_size)?;
+    let reduce = reduce_for_publish_order;
+    per_batch(py, entries, candidate_schema(), |b| {
+        Ok(vec![distributed::candidates(b, &opts, reduce, &aborted)?])
+    })
 }
 
 batch_pass! {
@@ -335,34 +336,20 @@ batch_pass! {
 /// Phase two for entries with a `retained` list column.
 #[pyfunction]
 #[pyo3(signature = (entries, *, retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn rebuild_entries(
+pub fn rebuild_entries(
     py: Python<'_>,
     entries: AnyRecordBatch,
     retain_null_key: bool,
     verify_checksum: bool,
     max_uncompressed_size: usize,
 ) -> Result<Bound<'_, PyAny>> {
-    let opts = compact_options(
-        "publish",
-        retain_null_key,
-        verify_checksum,
-        max_uncompressed_size,
-    )?;
+    let opts = publish_options(retain_null_key, verify_checksum, max_uncompressed_size)?;
     let input = batches(entries)?;
-    let with_partition = input
-        .first()
-        .is_some_and(|b| b.schema().column_with_name("partition").is_some());
-    let out = py.detach(|| {
-        input
-            .iter()
-            .map(|b| distributed::rebuild(b, &opts))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
-    table(
-        py,
-        out.into_iter().flatten().collect(),
-        output_schema(with_partition),
-    )
+    let partition = |b: &RecordBatch| b.schema().column_with_name("partition").is_some();
+    let schema = output_schema(input.first().is_some_and(partition));
+    let rebuild = |b| distributed::rebuild(b, &opts);
+    let out = py.detach(|| input.iter().map(rebuild).collect::<Result<Vec<_>, _>>())?;
+    table(py, out.into_iter().flatten().collect(), schema)
 }
 
 batch_pass! {
@@ -373,7 +360,7 @@ batch_pass! {
     #[pyo3(signature = (*, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
     fn new(_failure, order: &str, retain_null_key: bool, verify_checksum: bool, max_uncompressed_size: usize, aborted_transactions: Option<Vec<(u64, u64)>>) {
         PartitionPass::new(compact_options(order, retain_null_key, verify_checksum, max_uncompressed_size)?)?
-            .with_aborted_transactions(aborted_transactions.unwrap_or_default().into_iter().collect())
+            .with_aborted_transactions(aborted_transactions.into_iter().flatten().collect())
     }
 }
 
@@ -399,13 +386,13 @@ batch_pass! {
 /// list column → compacted entries (with `partition`).
 #[pyfunction]
 #[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn strategic_rebuild(
+pub fn strategic_rebuild(
     py: Python<'_>,
     entries: AnyRecordBatch,
     verify_checksum: bool,
     max_uncompressed_size: usize,
 ) -> Result<Bound<'_, PyAny>> {
-    let opts = compact_options("publish", false, verify_checksum, max_uncompressed_size)?;
+    let opts = publish_options(false, verify_checksum, max_uncompressed_size)?;
     per_batch(py, entries, sd::rebuild_schema(), |b| sd::rebuild(b, &opts))
 }
 
@@ -413,19 +400,17 @@ fn strategic_rebuild(
 
 /// Entries → compacted-ledger records `[u32 idLen][MessageIdData][u32 len][entry]`.
 #[pyfunction]
-fn to_ledger_records(py: Python<'_>, entries: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
-    per_batch(py, entries, records_schema(), |b| {
-        Ok(vec![records::to_ledger_records(b)?])
-    })
+pub fn to_ledger_records(py: Python<'_>, entries: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
+    let records = |b: &_| Ok(vec![records::to_ledger_records(b)?]);
+    per_batch(py, entries, records_schema(), records)
 }
 
 /// Compacted-ledger records (a `record` column) → entries with their ids.
 /// A bad record gives a row with `error` set; the others are unaffected.
 #[pyfunction]
-fn from_ledger_records(py: Python<'_>, records: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
-    per_batch(py, records, parsed_records_schema(), |b| {
-        Ok(vec![records::from_ledger_records(b)?])
-    })
+pub fn from_ledger_records(py: Python<'_>, records: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
+    let entries = |b: &_| Ok(vec![records::from_ledger_records(b)?]);
+    per_batch(py, records, parsed_records_schema(), entries)
 }
 
 // ---------------------------------------------------------------- positions
@@ -438,13 +423,13 @@ type LastPosition = (i64, i64, i32, u64, &'static str);
 /// when there is no entry.
 #[pyfunction]
 #[pyo3(signature = (entries, *, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn compacted_last_position(
+pub fn compacted_last_position(
     py: Python<'_>,
     entries: AnyRecordBatch,
     max_uncompressed_size: usize,
 ) -> Result<Option<LastPosition>> {
-    let input = batches(entries)?;
-    let found = py.detach(|| lookup::compacted_last_position(&input, max_uncompressed_size))?;
+    let last = |b: &[_]| lookup::compacted_last_position(b, max_uncompressed_size);
+    let found = with_batches(py, entries, last)?;
     Ok(found.map(|(p, s)| {
         (
             p.ledger_id,
@@ -460,7 +445,7 @@ fn compacted_last_position(
 /// `(last_batch_index int32, source string, error string)` per entry.
 #[pyfunction]
 #[pyo3(signature = (data, *, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn last_batch_indexes(
+pub fn last_batch_indexes(
     py: Python<'_>,
     data: PyArray,
     max_uncompressed_size: usize,
@@ -473,32 +458,30 @@ fn last_batch_indexes(
 /// The managed-ledger answer of GetLastMessageId for a topic's entries:
 /// `(ledger_id, entry_id, batch_index, publish_time)`, or `None`.
 #[pyfunction]
-fn topic_last_position(
+pub fn topic_last_position(
     py: Python<'_>,
     entries: AnyRecordBatch,
 ) -> Result<Option<(i64, i64, i32, u64)>> {
-    let input = batches(entries)?;
-    let found = py.detach(|| lookup::topic_last_position(&input))?;
+    let found = with_batches(py, entries, lookup::topic_last_position)?;
     Ok(found.map(|p| (p.ledger_id, p.entry_id, p.batch_index, p.publish_time)))
 }
 
 /// The greatest `(ledger_id, entry_id)` among entries, or `None`.
 #[pyfunction]
-fn max_entry_position(py: Python<'_>, entries: AnyRecordBatch) -> Result<Option<(i64, i64)>> {
-    let input = batches(entries)?;
-    Ok(py.detach(|| lookup::max_entry_position(&input))?)
+pub fn max_entry_position(py: Python<'_>, entries: AnyRecordBatch) -> Result<Option<(i64, i64)>> {
+    with_batches(py, entries, lookup::max_entry_position)
 }
 
 /// `findEntryByPublishTime` over entries in table order: `(ledger_id,
 /// entry_id)` of the first with `publish_time` ≥ the given one, or `None`.
 #[pyfunction]
-fn find_by_publish_time(
+pub fn find_by_publish_time(
     py: Python<'_>,
     entries: AnyRecordBatch,
     publish_time: u64,
 ) -> Result<Option<(i64, i64)>> {
-    let input = batches(entries)?;
-    Ok(py.detach(|| lookup::find_by_publish_time(&input, publish_time))?)
+    let find = |b: &_| lookup::find_by_publish_time(b, publish_time);
+    with_batches(py, entries, find)
 }
 
 /// Keyed messages with values in topic order, chunked messages reassembled,
@@ -506,45 +489,22 @@ fn find_by_publish_time(
 /// entries give one row with `error` set.
 #[pyfunction]
 #[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-fn keyed_messages(
+pub fn keyed_messages(
     py: Python<'_>,
     entries: AnyRecordBatch,
     verify_checksum: bool,
     max_uncompressed_size: usize,
 ) -> Result<Bound<'_, PyAny>> {
-    let opts = compact_options("publish", false, verify_checksum, max_uncompressed_size)?;
-    let input = batches(entries)?;
-    let out = py.detach(|| keyed(&input, opts))?;
+    let opts = publish_options(false, verify_checksum, max_uncompressed_size)?;
+    let out = with_batches(py, entries, |b| keyed(b, opts))?;
     table(py, out, keyed_schema())
 }
 
 /// The transactions aborted by `TXN_ABORT` markers among the entries, as
 /// `(most, least)` bit pairs.
 #[pyfunction]
-fn aborted_transactions(py: Python<'_>, entries: AnyRecordBatch) -> Result<Vec<(u64, u64)>> {
-    let input = batches(entries)?;
-    let mut out: Vec<_> = py.detach(|| aborted_in(&input))?.into_iter().collect();
+pub fn aborted_transactions(py: Python<'_>, entries: AnyRecordBatch) -> Result<Vec<(u64, u64)>> {
+    let mut out: Vec<_> = with_batches(py, entries, aborted_in)?.into_iter().collect();
     out.sort_unstable();
     Ok(out)
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(aborted_transactions, m)?)?;
-    m.add_class::<CompactorPy>()?;
-    m.add_class::<NativeStrategy>()?;
-    m.add_class::<SurvivorFolder>()?;
-    m.add_class::<StrategicPartitionPass>()?;
-    m.add_class::<StrategicFolder>()?;
-    m.add_function(wrap_pyfunction!(strategic_rebuild, m)?)?;
-    m.add_function(wrap_pyfunction!(compaction_candidates, m)?)?;
-    m.add_function(wrap_pyfunction!(rebuild_entries, m)?)?;
-    m.add_function(wrap_pyfunction!(to_ledger_records, m)?)?;
-    m.add_function(wrap_pyfunction!(from_ledger_records, m)?)?;
-    m.add_function(wrap_pyfunction!(compacted_last_position, m)?)?;
-    m.add_function(wrap_pyfunction!(last_batch_indexes, m)?)?;
-    m.add_function(wrap_pyfunction!(topic_last_position, m)?)?;
-    m.add_function(wrap_pyfunction!(max_entry_position, m)?)?;
-    m.add_function(wrap_pyfunction!(find_by_publish_time, m)?)?;
-    m.add_function(wrap_pyfunction!(keyed_messages, m)?)?;
-    Ok(())
 }

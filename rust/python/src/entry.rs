@@ -4,8 +4,7 @@
 use pulsar_entries_core::decode::entry_metadata::{entry_metadata as build, entry_metadata_schema};
 use pulsar_entries_core::decode::message_id_columns::with_message_ids as add_ids;
 use pulsar_entries_core::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
-use pulsar_entries_core::format::metadata::MessageMetadataView;
-use pulsar_entries_core::value::{entry_value, input, metadata_value};
+use pulsar_entries_core::value::{entry_value, input};
 use pulsar_entries_core::MessageInput;
 use pulsar_entries_core::{decode::binary::binary_values, format::encode, options, proto};
 use pulsar_entries_core::{Decoder, EncodeOptions, EntryView};
@@ -23,7 +22,7 @@ use crate::processors::processors_from;
 #[pyfunction]
 #[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, processors=None, utf8_errors="replace", max_output_bytes=None, columns=None))]
 #[allow(clippy::too_many_arguments)]
-fn decode<'py>(
+pub fn decode<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
     verify_checksum: bool,
@@ -57,17 +56,9 @@ fn decode<'py>(
     table(py, batches, schema)
 }
 
-/// MessageMetadata as a dict of its present fields (bytes as `bytes`).
-pub fn metadata_dict<'py>(
-    py: Python<'py>,
-    md: &MessageMetadataView<'_>,
-) -> PyResult<Bound<'py, PyDict>> {
-    dict_to_py(py, &metadata_value(md))
-}
-
 /// Every piece of one entry, for inspection; metadata keeps field presence.
 #[pyfunction]
-fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> Result<Bound<'py, PyDict>> {
+pub fn parse_entry<'py>(py: Python<'py>, data: &[u8]) -> Result<Bound<'py, PyDict>> {
     Ok(dict_to_py(
         py,
         &entry_value(&EntryView::parse(data, false)?),
@@ -115,7 +106,7 @@ impl EncodeArgs<'_, '_> {
 #[pyfunction]
 #[pyo3(signature = (messages, *, batch=None, compression="none", producer_name="pulsar-entries", sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=true, properties=None))]
 #[allow(clippy::too_many_arguments)]
-fn encode_entry<'py>(
+pub fn encode_entry<'py>(
     py: Python<'py>,
     messages: Vec<Bound<'py, PyAny>>,
     batch: Option<bool>,
@@ -153,7 +144,7 @@ fn encode_entry<'py>(
 #[pyfunction]
 #[pyo3(signature = (message, *, chunk_size, compression="none", producer_name="pulsar-entries", sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=true, properties=None))]
 #[allow(clippy::too_many_arguments)]
-fn encode_chunked<'py>(
+pub fn encode_chunked<'py>(
     py: Python<'py>,
     message: Bound<'py, PyAny>,
     chunk_size: usize,
@@ -189,7 +180,7 @@ fn encode_chunked<'py>(
 /// interceptors write it; the checksummed part is kept byte for byte.
 #[pyfunction]
 #[pyo3(signature = (entry, *, broker_timestamp=None, broker_index=None))]
-fn set_broker_entry_metadata<'py>(
+pub fn set_broker_entry_metadata<'py>(
     py: Python<'py>,
     entry: &[u8],
     broker_timestamp: Option<u64>,
@@ -208,7 +199,7 @@ fn set_broker_entry_metadata<'py>(
 
 /// One row of metadata per entry, from a binary (or large_binary) Arrow array.
 #[pyfunction]
-fn entry_metadata(py: Python<'_>, data: PyArray) -> Result<Bound<'_, PyAny>> {
+pub fn entry_metadata(py: Python<'_>, data: PyArray) -> Result<Bound<'_, PyAny>> {
     let array = data.array().clone();
     let batch = py.detach(|| -> Result<_, Error> {
         Ok(build(
@@ -221,19 +212,8 @@ fn entry_metadata(py: Python<'_>, data: PyArray) -> Result<Bound<'_, PyAny>> {
 /// The table with `message_id` (serialized, binary) and `message_id_str`
 /// (Java's text form) appended.
 #[pyfunction]
-fn with_message_ids(py: Python<'_>, table: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
+pub fn with_message_ids(py: Python<'_>, table: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
     let (schema, batches) = batches_and_schema(table)?;
     let (schema, out) = py.detach(|| add_ids(&schema, &batches))?;
     crate::convert::table(py, out, schema)
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(decode, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_entry, m)?)?;
-    m.add_function(wrap_pyfunction!(encode_entry, m)?)?;
-    m.add_function(wrap_pyfunction!(encode_chunked, m)?)?;
-    m.add_function(wrap_pyfunction!(set_broker_entry_metadata, m)?)?;
-    m.add_function(wrap_pyfunction!(entry_metadata, m)?)?;
-    m.add_function(wrap_pyfunction!(with_message_ids, m)?)?;
-    Ok(())
 }

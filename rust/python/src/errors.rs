@@ -1,36 +1,25 @@
 //! The one place where core errors become Python exceptions.
 //!
 //! Every kind of core error (`pulsar_entries_core::ErrorKind`) has one class
-//! under `PulsarEntriesError`, and each also subclasses the matching built-in,
-//! so `except ValueError` / `except OSError` keep working:
-//!
-//! ```text
-//! PulsarEntriesError(Exception)
-//! ├── InputSchemaError(PulsarEntriesError, ValueError)
-//! ├── OptionsError(PulsarEntriesError, ValueError)
-//! ├── OrderError(PulsarEntriesError, ValueError)
-//! ├── DataError(PulsarEntriesError, ValueError)
-//! │   ├── EntryFormatError   (stored entries, message ids)
-//! │   └── OffloadFormatError (tiered-storage objects)
-//! └── StorageError(PulsarEntriesError, OSError)
-//! ```
-//!
-//! The classes are built with `type(name, bases, namespace)`, which takes
-//! several bases and works on the stable ABI. Their `__module__` is
-//! `pulsar_entries`, which exports them, so they pickle (Spark ships them
-//! from executors).
+//! under `PulsarEntriesError`, each also a subclass of the matching built-in
+//! (`ValueError`, `OSError`). The classes are defined in Python, in
+//! `pulsar_entries._errors` (which shows the hierarchy); this module picks
+//! the class for each core error and exports them from `_native` too.
 
+use pulsar_entries_core::bookkeeper::BookKeeperError;
 use pulsar_entries_core::compaction::lookup::LookupError;
+use pulsar_entries_core::metadata_store::MetadataError;
 use pulsar_entries_core::offload::OffloadError;
+use pulsar_entries_core::schema::SchemaError;
 use pulsar_entries_core::stamp::StampError;
 use pulsar_entries_core::value::input::InputError;
 use pulsar_entries_core::{EntryError, ErrorKind};
-use pyo3::exceptions::{PyException, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::PyType;
 
-/// The Python classes, in registration order: `(name, parent, built-in, doc)`.
+/// The classes of `pulsar_entries._errors`, in the order of [`NAMES`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Class {
     Base,
@@ -43,111 +32,39 @@ pub enum Class {
     Storage,
 }
 
-const CLASSES: [Class; 8] = [
-    Class::Base,
-    Class::InputSchema,
-    Class::Options,
-    Class::Order,
-    Class::Data,
-    Class::EntryFormat,
-    Class::OffloadFormat,
-    Class::Storage,
+const NAMES: [&str; 8] = [
+    "PulsarEntriesError",
+    "InputSchemaError",
+    "OptionsError",
+    "OrderError",
+    "DataError",
+    "EntryFormatError",
+    "OffloadFormatError",
+    "StorageError",
 ];
 
 impl Class {
-    fn spec(self) -> (&'static str, Option<Class>, &'static str) {
-        match self {
-            Class::Base => (
-                "PulsarEntriesError",
-                None,
-                "Any error pulsar-entries raises.",
-            ),
-            Class::InputSchema => (
-                "InputSchemaError",
-                Some(Class::Base),
-                "The input table lacks a column, or a column or argument has the wrong shape.",
-            ),
-            Class::Options => (
-                "OptionsError",
-                Some(Class::Base),
-                "An option's value is out of range or contradicts another option.",
-            ),
-            Class::Order => (
-                "OrderError",
-                Some(Class::Base),
-                "Input rows are not in the order the operation needs.",
-            ),
-            Class::Data => (
-                "DataError",
-                Some(Class::Base),
-                "Stored bytes are malformed: framing, checksum, protobuf, codec, batch.",
-            ),
-            Class::EntryFormat => (
-                "EntryFormatError",
-                Some(Class::Data),
-                "An entry's bytes are not a valid Pulsar stored entry.",
-            ),
-            Class::OffloadFormat => (
-                "OffloadFormatError",
-                Some(Class::Data),
-                "An offload object's bytes are not a valid Pulsar tiered-storage object.",
-            ),
-            Class::Storage => (
-                "StorageError",
-                Some(Class::Base),
-                "Reading or writing storage failed: a file, an object, a connection.",
-            ),
-        }
-    }
-
-    fn make(self, py: Python<'_>) -> PyResult<Py<PyType>> {
-        let (name, parent, doc) = self.spec();
-        let builtin = match self {
-            Class::Base => py.get_type::<PyException>(),
-            Class::Storage => py.get_type::<PyOSError>(),
-            _ => py.get_type::<PyValueError>(),
-        };
-        let bases = match parent {
-            None => PyTuple::new(py, [builtin])?,
-            Some(Class::Base) => PyTuple::new(py, [Class::Base.get(py)?, builtin])?,
-            Some(p) => PyTuple::new(py, [p.get(py)?])?,
-        };
-        let ns = PyDict::new(py);
-        ns.set_item("__module__", "pulsar_entries")?;
-        ns.set_item("__doc__", doc)?;
-        let ty = py.get_type::<PyType>().call1((name, bases, ns))?;
-        Ok(ty.cast_into::<PyType>()?.unbind())
-    }
-
-    /// The class, created on first use.
+    /// The class, imported on first use.
     pub fn get(self, py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
         static TYPES: [PyOnceLock<Py<PyType>>; 8] = [const { PyOnceLock::new() }; 8];
-        let cell = &TYPES[self as usize];
-        Ok(cell.get_or_try_init(py, || self.make(py))?.bind(py).clone())
+        let name = NAMES[self as usize];
+        let class = TYPES[self as usize].import(py, "pulsar_entries._errors", name)?;
+        Ok(class.clone())
     }
 
     pub fn err(self, message: impl Into<String>) -> Error {
         Error::Raise(self, message.into())
     }
-}
 
-/// The class for a core error kind; `data` is the layer's own data class.
-pub fn class_of(kind: ErrorKind, data: Class) -> Class {
-    match kind {
-        ErrorKind::InputSchema => Class::InputSchema,
-        ErrorKind::Options => Class::Options,
-        ErrorKind::Order => Class::Order,
-        ErrorKind::Data => data,
-        ErrorKind::Io => Class::Storage,
-    }
-}
-
-fn offload_kind(e: &OffloadError) -> ErrorKind {
-    match e {
-        // Write errors are argument checks (block size, empty or repeated
-        // ledgers, an entry too large for a block).
-        OffloadError::Write(_) => ErrorKind::Options,
-        _ => ErrorKind::Data,
+    /// The class for a core error kind; `data` is the layer's own data class.
+    fn of(kind: ErrorKind, data: Class) -> Class {
+        match kind {
+            ErrorKind::InputSchema => Class::InputSchema,
+            ErrorKind::Options => Class::Options,
+            ErrorKind::Order => Class::Order,
+            ErrorKind::Data => data,
+            ErrorKind::Io => Class::Storage,
+        }
     }
 }
 
@@ -161,30 +78,35 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl From<EntryError> for Error {
-    fn from(e: EntryError) -> Self {
-        Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
-    }
+/// Each core error type by its `kind()`, data errors as the given class.
+macro_rules! from_core {
+    ($($error:ty => $data:ident),* $(,)?) => {$(
+        impl From<$error> for Error {
+            fn from(e: $error) -> Self {
+                Error::Raise(Class::of(e.kind(), Class::$data), e.to_string())
+            }
+        }
+    )*};
 }
 
+from_core! {
+    EntryError => EntryFormat,
+    LookupError => EntryFormat,
+    StampError => EntryFormat,
+    MetadataError => Data,
+    BookKeeperError => Data,
+    SchemaError => EntryFormat,
+}
+
+/// A failing writer is reported as a malformed object, as it always was;
+/// the other kinds are the core's.
 impl From<OffloadError> for Error {
     fn from(e: OffloadError) -> Self {
-        Error::Raise(
-            class_of(offload_kind(&e), Class::OffloadFormat),
-            e.to_string(),
-        )
-    }
-}
-
-impl From<LookupError> for Error {
-    fn from(e: LookupError) -> Self {
-        Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
-    }
-}
-
-impl From<StampError> for Error {
-    fn from(e: StampError) -> Self {
-        Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
+        let kind = match e.kind() {
+            ErrorKind::Io => ErrorKind::Data,
+            kind => kind,
+        };
+        Error::Raise(Class::of(kind, Class::OffloadFormat), e.to_string())
     }
 }
 
@@ -236,8 +158,8 @@ impl From<Error> for PyErr {
 
 /// Adds every class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    for class in CLASSES {
-        m.add(class.spec().0, class.get(m.py())?)?;
-    }
-    Ok(())
+    let errors = m.py().import("pulsar_entries._errors")?;
+    NAMES
+        .iter()
+        .try_for_each(|name| m.add(name, errors.getattr(name)?))
 }

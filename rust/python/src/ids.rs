@@ -19,7 +19,7 @@ type IdArgs = (i64, i64, i32, i32, Option<i32>);
 /// A message position, as Pulsar's Java client compares, prints and
 /// serializes it (`MessageIdImpl` / `BatchMessageIdImpl`).
 #[pyclass(name = "MessageId", module = "pulsar_entries", subclass, frozen)]
-struct PyMessageId {
+pub struct PyMessageId {
     inner: MessageId,
 }
 
@@ -156,7 +156,7 @@ impl PyMessageId {
 /// (whose `hashCode` alone also mixes in the first chunk); a consumer seeks
 /// to the first chunk.
 #[pyclass(name = "ChunkMessageId", module = "pulsar_entries", extends = PyMessageId, frozen)]
-struct PyChunkMessageId {
+pub struct PyChunkMessageId {
     chunk: ChunkMessageId,
 }
 
@@ -216,16 +216,9 @@ impl PyChunkMessageId {
 /// The position a consumer seeks to for `message_id`: the first chunk of a
 /// chunked message, the id itself otherwise.
 #[pyfunction]
-fn seek_position(py: Python<'_>, message_id: &Bound<'_, PyAny>) -> PyResult<Py<PyMessageId>> {
+pub fn seek_position(py: Python<'_>, message_id: &Bound<'_, PyAny>) -> PyResult<Py<PyMessageId>> {
     let id = any_id(message_id).ok_or_else(|| {
         PyTypeError::new_err("seek_position expects a MessageId or ChunkMessageId")
     })?;
     new_message_id(py, id.seek_position())
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(seek_position, m)?)?;
-    m.add_class::<PyMessageId>()?;
-    m.add_class::<PyChunkMessageId>()?;
-    Ok(())
 }

@@ -24,7 +24,7 @@ fn record_input(obj: &Bound<'_, PyAny>, index: usize) -> Result<KafkaRecordInput
     text_signature = "(records, *, base_offset=0, compression='none', base_timestamp=None, log_append_time=False, transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, partition_leader_epoch=-1)"
 )]
 #[allow(clippy::too_many_arguments)]
-fn encode_kafka_batch<'py>(
+pub fn encode_kafka_batch<'py>(
     py: Python<'py>,
     records: Vec<Bound<'py, PyAny>>,
     base_offset: i64,
@@ -61,7 +61,7 @@ fn encode_kafka_batch<'py>(
 /// Encodes an end-transaction control batch (a COMMIT or ABORT marker).
 #[pyfunction]
 #[pyo3(signature = (commit, *, producer_id, producer_epoch=0, base_offset=0, timestamp=None, coordinator_epoch=0))]
-fn encode_kafka_control_batch<'py>(
+pub fn encode_kafka_control_batch<'py>(
     py: Python<'py>,
     commit: bool,
     producer_id: i64,
@@ -80,7 +80,7 @@ fn encode_kafka_control_batch<'py>(
 /// format does (no checksum, property `entry.format=kafka`).
 #[pyfunction(name = "encode_kop_entry")]
 #[pyo3(signature = (batches, *, publish_time=None))]
-fn kop_entry<'py>(
+pub fn kop_entry<'py>(
     py: Python<'py>,
     batches: Vec<Vec<u8>>,
     publish_time: Option<Bound<'py, PyAny>>,
@@ -88,11 +88,4 @@ fn kop_entry<'py>(
     let publish_time = non_negative_ms("publish_time", millis_or(publish_time, now_ms() as i64)?)?;
     let refs: Vec<&[u8]> = batches.iter().map(Vec::as_slice).collect();
     Ok(PyBytes::new(py, &encode_kop_entry(&refs, publish_time)?))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(encode_kafka_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(encode_kafka_control_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(kop_entry, m)?)?;
-    Ok(())
 }

@@ -29,23 +29,56 @@ mod typed;
 
 use pyo3::prelude::*;
 
+/// The module: every function and class the files above define, and the
+/// error classes.
 #[pymodule]
-fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add(
-        "DEFAULT_MAX_UNCOMPRESSED_SIZE",
-        pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE,
-    )?;
-    errors::register(m)?;
-    cluster::register(m)?;
-    entry::register(m)?;
-    processors::register(m)?;
-    broker::register(m)?;
-    kafka::register(m)?;
-    chunks::register(m)?;
-    ids::register(m)?;
-    compaction::register(m)?;
-    offload::register(m)?;
-    typed::register(m)?;
-    Ok(())
+mod _native {
+    use super::*;
+
+    #[pymodule_export]
+    use broker::{find_position_by_offset, find_position_by_time, stamp, Position};
+    #[pymodule_export]
+    use chunks::{finish_leftovers, reassemble_chunks, reassemble_partition, PartitionReassembler};
+    #[pymodule_export]
+    use cluster::{
+        bookie_address, compacted_ledger, ledger_metadata, ledger_node_from_text, ledger_path,
+        managed_ledger_info, partition_count, partition_name, read_bookie_dirs, read_bookie_files,
+        strip_rocksdb_header, topic_paths, BookieReader,
+    };
+    #[pymodule_export]
+    use compaction::{
+        aborted_transactions, compacted_last_position, compaction_candidates, find_by_publish_time,
+        from_ledger_records, keyed_messages, last_batch_indexes, max_entry_position,
+        rebuild_entries, strategic_rebuild, to_ledger_records, topic_last_position, CompactorPy,
+        NativeStrategy, StrategicFolder, StrategicPartitionPass, SurvivorFolder,
+    };
+    #[pymodule_export]
+    use entry::{
+        decode, encode_chunked, encode_entry, entry_metadata, parse_entry,
+        set_broker_entry_metadata, with_message_ids,
+    };
+    #[pymodule_export]
+    use ids::{seek_position, PyChunkMessageId, PyMessageId};
+    #[pymodule_export]
+    use kafka::{encode_kafka_batch, encode_kafka_control_batch, kop_entry};
+    #[pymodule_export]
+    use offload::{
+        offload_blocks, parse_offload_index, parse_offload_name, read_offload_blocks,
+        read_offload_object, write_offload_ledger, write_offload_streaming,
+    };
+    #[pymodule_export]
+    use processors::{
+        message_at, parse_metadata, pulsar_messages, single_message, BuiltinProcessor,
+    };
+    #[pymodule_export]
+    use typed::{schema_entry, schema_locations, typed_decode};
+
+    #[pymodule_export]
+    const DEFAULT_MAX_UNCOMPRESSED_SIZE: usize = pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        errors::register(m)
+    }
 }

@@ -35,7 +35,7 @@ fn index_of(index: Option<PyArray>) -> Result<Option<OffloadIndex>> {
 /// promises but the data lacks are reported too.
 #[pyfunction]
 #[pyo3(signature = (data, *, index=None, ledger_id=None))]
-fn read_offload_object(
+pub fn read_offload_object(
     py: Python<'_>,
     data: PyArray,
     index: Option<PyArray>,
@@ -55,7 +55,7 @@ fn read_offload_object(
 /// starts in the data object); `ranges` = (ledger_id, first, last) entries to keep.
 #[pyfunction]
 #[pyo3(signature = (data, base_offset, *, index=None, ledger_id=None, ranges=None))]
-fn read_offload_blocks(
+pub fn read_offload_blocks(
     py: Python<'_>,
     data: PyArray,
     base_offset: u64,
@@ -83,7 +83,7 @@ fn blocks_list<'py>(py: Python<'py>, blocks: &[BlockRange]) -> PyResult<Bound<'p
 /// An index object's fields, each ledger's metadata and blocks.
 #[pyfunction]
 #[pyo3(signature = (index, *, ledger_id=None))]
-fn parse_offload_index(
+pub fn parse_offload_index(
     py: Python<'_>,
     index: PyArray,
     ledger_id: Option<i64>,
@@ -95,7 +95,7 @@ fn parse_offload_index(
 /// Every block of an index, in data-object order.
 #[pyfunction]
 #[pyo3(signature = (index, *, ledger_id=None))]
-fn offload_blocks(
+pub fn offload_blocks(
     py: Python<'_>,
     index: PyArray,
     ledger_id: Option<i64>,
@@ -106,7 +106,10 @@ fn offload_blocks(
 
 /// `{"uuid", "ledger_id", "role"}` for an offload object name, else None.
 #[pyfunction]
-fn parse_offload_name<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+pub fn parse_offload_name<'py>(
+    py: Python<'py>,
+    name: &str,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
     let name = ObjectName::parse(name);
     name.map(|n| dict_to_py(py, &object_name_value(&n)))
         .transpose()
@@ -132,7 +135,7 @@ fn write_files<T>(
 #[pyfunction]
 #[pyo3(signature = (entries, data_path, index_path, *, ledger_id, block_size, ctime, managed_ledger_name, ensemble=None, write_quorum=None, ack_quorum=None))]
 #[allow(clippy::too_many_arguments)]
-fn write_offload_ledger<'py>(
+pub fn write_offload_ledger<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
     data_path: &str,
@@ -147,13 +150,11 @@ fn write_offload_ledger<'py>(
 ) -> Result<Bound<'py, PyList>> {
     let batches = batches(entries)?;
     let rows = entry_rows(&batches, ledger_id)?;
-    let mut spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger_name, ctime);
-    if let Some(e) = ensemble {
-        let quorum = (e.len() as i32).min(2);
-        (spec.write_quorum, spec.ack_quorum, spec.ensemble) = (quorum, quorum, e);
-    }
-    spec.write_quorum = write_quorum.unwrap_or(spec.write_quorum);
-    spec.ack_quorum = ack_quorum.unwrap_or(spec.ack_quorum);
+    let spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger_name, ctime).with_ensemble(
+        ensemble,
+        write_quorum,
+        ack_quorum,
+    );
     let ledgers = core::group_entries(rows)?;
     let l = single_ledger(&ledgers, ledger_id)?;
     let write = |out: &mut _| core::write_ledger(out, l.ledger_id, &l.entries, block_size, &spec);
@@ -164,7 +165,7 @@ fn write_offload_ledger<'py>(
 /// Writes a streaming (PIP-76) data object and its v2 index; returns the blocks.
 #[pyfunction]
 #[pyo3(signature = (entries, data_path, index_path, *, block_size, timestamp, ledger_id=None))]
-fn write_offload_streaming<'py>(
+pub fn write_offload_streaming<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
     data_path: &str,
@@ -181,15 +182,4 @@ fn write_offload_streaming<'py>(
     let write = |out: &mut _| core::write_streaming(out, &ledgers, block_size, timestamp);
     let written = py.detach(|| write_files(data_path, index_path, write, |w| &w.index))?;
     Ok(blocks_list(py, &written.blocks)?)
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(read_offload_object, m)?)?;
-    m.add_function(wrap_pyfunction!(read_offload_blocks, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_offload_index, m)?)?;
-    m.add_function(wrap_pyfunction!(offload_blocks, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_offload_name, m)?)?;
-    m.add_function(wrap_pyfunction!(write_offload_ledger, m)?)?;
-    m.add_function(wrap_pyfunction!(write_offload_streaming, m)?)?;
-    Ok(())
 }

@@ -14,21 +14,18 @@ use pulsar_entries_core::format::metadata::MessageMetadataView;
 use pulsar_entries_core::processor::input::{messages, record_at, OwnedMessage};
 use pulsar_entries_core::processor::kafka::KafkaProcessor;
 use pulsar_entries_core::processor::{
-    batch_message, pulsar_messages, single_message, EntryContext, Message, PayloadProcessor,
-    Processors, PulsarProcessor, Selector, Sink,
+    self as core, builtin, EntryContext, Message, PayloadProcessor, Processors, Selector, Sink,
 };
 use pulsar_entries_core::value::input::owned_message;
+use pulsar_entries_core::value::{message_value, metadata_value};
 use pulsar_entries_core::EntryError;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
 use crate::convert::{dict_to_py, from_py};
-use crate::entry::metadata_dict;
 use crate::errors::{Class, Result};
-use pulsar_entries_core::value::message_value;
-
-const BUILTINS: [&str; 2] = [KafkaProcessor::NAME, PulsarProcessor::NAME];
 
 /// A built-in processor (run in Rust): `pulsar_entries.processors.KAFKA`
 /// or `PULSAR`. Picklable, so it can travel to Spark executors.
@@ -69,18 +66,6 @@ impl BuiltinProcessor {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyType>, (String,))> {
         Ok((slf.get_type(), (slf.get().name.clone(),)))
     }
-}
-
-fn builtin(name: &str) -> Result<Arc<dyn PayloadProcessor>> {
-    Ok(match name {
-        KafkaProcessor::NAME => Arc::new(KafkaProcessor::new()),
-        PulsarProcessor::NAME => Arc::new(PulsarProcessor::new()),
-        _ => {
-            return Err(Class::Options.err(format!(
-                "unknown built-in processor {name:?}; expected one of {BUILTINS:?}"
-            )))
-        }
-    })
 }
 
 fn selector_of(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Selector> {
@@ -174,7 +159,7 @@ impl PayloadProcessor for PyProcessor {
     ) -> Result<(), EntryError> {
         let owned = Python::attach(|py| -> Result<Vec<OwnedMessage>, String> {
             let run = || -> Result<Vec<OwnedMessage>> {
-                let context = Py::new(py, PyEntryContext::new(ctx))?;
+                let context = entry_context(py, ctx)?;
                 let payload = PyBytes::new(py, payload);
                 let result = self.obj.bind(py).call_method1("process", (payload, context))?;
                 if result.is_none() {
@@ -201,146 +186,71 @@ impl PayloadProcessor for PyProcessor {
     }
 }
 
-/// What a Python processor learns about the entry (PIP-96's
-/// `MessagePayloadContext`), with helpers that produce message dicts.
-#[pyclass(frozen, module = "pulsar_entries._native", name = "EntryContext")]
-pub struct PyEntryContext {
-    #[pyo3(get)]
-    ledger_id: i64,
-    #[pyo3(get)]
-    entry_id: i64,
-    #[pyo3(get)]
-    partition: i32,
-    #[pyo3(get)]
-    broker_timestamp: Option<u64>,
-    #[pyo3(get)]
-    broker_index: Option<u64>,
-    #[pyo3(get)]
-    base_offset: Option<i64>,
-    metadata_raw: Vec<u8>,
-    metadata_offset: usize,
+/// The `EntryContext` (`pulsar_entries._context`) a Python processor gets.
+fn entry_context<'py>(py: Python<'py>, ctx: &EntryContext<'_>) -> PyResult<Bound<'py, PyAny>> {
+    static CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let class = CLASS.import(py, "pulsar_entries._context", "EntryContext")?;
+    let (id, bem) = (ctx.id, ctx.entry.broker_entry_metadata);
+    let broker = (
+        bem.and_then(|b| b.broker_timestamp),
+        bem.and_then(|b| b.index),
+    );
+    let metadata = PyBytes::new(py, ctx.entry.metadata.raw);
+    let (ids, base) = ((id.ledger_id, id.entry_id, id.partition), ctx.base_offset());
+    class.call1((ids.0, ids.1, ids.2, broker.0, broker.1, base, metadata))
 }
 
-impl PyEntryContext {
-    fn new(ctx: &EntryContext<'_>) -> Self {
-        let e = ctx.entry;
-        let bem = e.broker_entry_metadata;
-        PyEntryContext {
-            ledger_id: ctx.id.ledger_id,
-            entry_id: ctx.id.entry_id,
-            partition: ctx.id.partition,
-            broker_timestamp: bem.and_then(|b| b.broker_timestamp),
-            broker_index: bem.and_then(|b| b.index),
-            base_offset: ctx.base_offset(),
-            metadata_raw: e.metadata.raw.to_vec(),
-            metadata_offset: e.metadata_offset,
-        }
-    }
-
-    fn md(&self) -> Result<MessageMetadataView<'_>> {
-        Ok(MessageMetadataView::parse(
-            &self.metadata_raw,
-            self.metadata_offset,
-        )?)
-    }
-}
-
-pub fn message_dict<'py>(py: Python<'py>, m: &Message<'_>) -> PyResult<Bound<'py, PyDict>> {
+fn message_dict<'py>(py: Python<'py>, m: &Message<'_>) -> PyResult<Bound<'py, PyDict>> {
     dict_to_py(py, &message_value(m))
 }
 
-#[pymethods]
-impl PyEntryContext {
-    /// The entry's MessageMetadata, present fields only (as `parse_entry`).
-    #[getter]
-    fn metadata<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
-        Ok(metadata_dict(py, &self.md()?)?)
-    }
-
-    /// Entry-level properties (MessageMetadata.properties).
-    #[getter]
-    fn properties<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in self.md()?.properties.iter() {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
-    }
-
-    /// One entry property, or None (PIP-96 `getProperty`).
-    fn get_property(&self, key: &str) -> Result<Option<String>> {
-        Ok(self
-            .md()?
-            .properties
-            .iter()
-            .find_map(|(k, v)| (k == key).then(|| v.to_owned())))
-    }
-
-    /// Whether `num_messages_in_batch` is present (batch framing).
-    #[getter]
-    fn is_batch(&self) -> Result<bool> {
-        Ok(self.md()?.is_batch())
-    }
-
-    /// `num_messages_in_batch`, else 1.
-    #[getter]
-    fn num_messages(&self) -> Result<i32> {
-        Ok(self.md()?.num_messages())
-    }
-
-    #[getter]
-    fn publish_time(&self) -> Result<u64> {
-        Ok(self.md()?.publish_time)
-    }
-
-    #[getter]
-    fn producer_name(&self) -> Result<String> {
-        Ok(self.md()?.producer_name.to_owned())
-    }
-
-    /// The whole payload as one message with the entry's key, properties
-    /// and times (PIP-96 `asSingleMessage`).
-    fn single_message<'py>(&self, py: Python<'py>, payload: &[u8]) -> Result<Bound<'py, PyDict>> {
-        Ok(message_dict(py, &single_message(&self.md()?, payload))?)
-    }
-
-    /// Pulsar's own split of the payload (what the `DEFAULT` processor does):
-    /// batch records, or the single message.
-    fn pulsar_messages<'py>(&self, py: Python<'py>, payload: &[u8]) -> Result<Bound<'py, PyList>> {
-        let md = self.md()?;
-        let messages = pulsar_messages(&md, payload)?;
-        let items = messages
-            .iter()
-            .map(|m| message_dict(py, m))
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(PyList::new(py, items)?)
-    }
-
-    /// A message from `[u32 size][SingleMessageMetadata][value]` bytes at
-    /// batch index `index` (PIP-96 `getMessageAt` with metadata): the
-    /// record's fields override the entry's.
-    fn message_at<'py>(
-        &self,
-        py: Python<'py>,
-        index: i32,
-        record: &[u8],
-    ) -> Result<Bound<'py, PyDict>> {
-        Ok(message_dict(
-            py,
-            &batch_message(&self.md()?, &record_at(index, record)?),
-        )?)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "EntryContext(ledger_id={}, entry_id={}, partition={})",
-            self.ledger_id, self.entry_id, self.partition
-        )
-    }
+/// `EntryContext.metadata`: MessageMetadata bytes as a dict of their
+/// present fields (as `parse_entry`).
+#[pyfunction]
+pub fn parse_metadata<'py>(py: Python<'py>, metadata: &[u8]) -> Result<Bound<'py, PyDict>> {
+    let md = MessageMetadataView::parse(metadata, 0)?;
+    Ok(dict_to_py(py, &metadata_value(&md))?)
 }
 
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<BuiltinProcessor>()?;
-    m.add_class::<PyEntryContext>()?;
-    Ok(())
+/// `EntryContext.single_message`: the whole payload as one message with the
+/// entry's key, properties and times (PIP-96 `asSingleMessage`).
+#[pyfunction]
+pub fn single_message<'py>(
+    py: Python<'py>,
+    metadata: &[u8],
+    payload: &[u8],
+) -> Result<Bound<'py, PyDict>> {
+    let md = MessageMetadataView::parse(metadata, 0)?;
+    Ok(message_dict(py, &core::single_message(&md, payload))?)
+}
+
+/// `EntryContext.pulsar_messages`: Pulsar's own split of the payload (what
+/// the `PULSAR` processor does): batch records, or the single message.
+#[pyfunction]
+pub fn pulsar_messages<'py>(
+    py: Python<'py>,
+    metadata: &[u8],
+    payload: &[u8],
+) -> Result<Bound<'py, PyList>> {
+    let md = MessageMetadataView::parse(metadata, 0)?;
+    let messages = core::pulsar_messages(&md, payload)?;
+    let dicts = messages.iter().map(|m| message_dict(py, m));
+    Ok(PyList::new(py, dicts.collect::<PyResult<Vec<_>>>()?)?)
+}
+
+/// `EntryContext.message_at`: a message from `[u32 size][SingleMessageMetadata]
+/// [value]` bytes at batch index `index` (PIP-96 `getMessageAt` with
+/// metadata); the record's fields override the entry's.
+#[pyfunction]
+pub fn message_at<'py>(
+    py: Python<'py>,
+    metadata: &[u8],
+    index: i32,
+    record: &[u8],
+) -> Result<Bound<'py, PyDict>> {
+    let md = MessageMetadataView::parse(metadata, 0)?;
+    Ok(message_dict(
+        py,
+        &core::batch_message(&md, &record_at(index, record)?),
+    )?)
 }

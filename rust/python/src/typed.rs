@@ -5,22 +5,18 @@ use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
 use pulsar_entries_core::schema::{
-    decode_schema_entry, decode_schema_locator, typed_batch, SchemaError, SchemaType,
-    SchemaVersion, TopicSchema, TypedOptions,
+    decode_schema_entry, decode_schema_locator, typed_batch, SchemaType, SchemaVersion,
+    TopicSchema, TypedOptions,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 
 use crate::convert::{batches_and_schema, table};
-use crate::errors::{class_of, Class, Error, Result};
+use crate::errors::Result;
 
 /// One schema version as Python passes it: `(version, type name, definition, properties)`.
 type VersionTuple = (i64, String, Vec<u8>, HashMap<String, String>);
-
-fn err(e: SchemaError) -> Error {
-    Error::Raise(class_of(e.kind(), Class::EntryFormat), e.to_string())
-}
 
 /// Decoded messages with the topic's schema as typed columns. `versions`
 /// are `(version, type name, definition bytes, properties)`; the highest
@@ -28,7 +24,7 @@ fn err(e: SchemaError) -> Error {
 /// with it, whatever version the message names.
 #[pyfunction]
 #[pyo3(signature = (messages, versions, *, value_column=true, by_version=true))]
-fn typed_decode(
+pub fn typed_decode(
     py: Python<'_>,
     messages: AnyRecordBatch,
     versions: Vec<VersionTuple>,
@@ -41,7 +37,7 @@ fn typed_decode(
         properties.sort();
         schema.versions.push(SchemaVersion {
             version,
-            schema_type: SchemaType::from_name(&type_name).map_err(err)?,
+            schema_type: SchemaType::from_name(&type_name)?,
             definition,
             properties,
         });
@@ -53,10 +49,10 @@ fn typed_decode(
     };
     let (out, out_schema) = py.detach(move || -> Result<_> {
         let empty = RecordBatch::new_empty(input);
-        let out_schema = typed_batch(&empty, &schema, &opts).map_err(err)?.schema();
+        let out_schema = typed_batch(&empty, &schema, &opts)?.schema();
         let mut out = Vec::with_capacity(batches.len());
         for b in batches.iter().filter(|b| b.num_rows() > 0) {
-            out.push(typed_batch(b, &schema, &opts).map_err(err)?);
+            out.push(typed_batch(b, &schema, &opts)?);
         }
         Ok((out, out_schema))
     })?;
@@ -66,9 +62,8 @@ fn typed_decode(
 /// The `(version, ledger_id, entry_id)` of each schema version a
 /// `/schemas/...` node (a `SchemaLocator`) lists.
 #[pyfunction]
-fn schema_locations(node: &[u8]) -> Result<Vec<(i64, i64, i64)>> {
-    Ok(decode_schema_locator(node)
-        .map_err(err)?
+pub fn schema_locations(node: &[u8]) -> Result<Vec<(i64, i64, i64)>> {
+    Ok(decode_schema_locator(node)?
         .into_iter()
         .map(|l| (l.version, l.ledger_id, l.entry_id))
         .collect())
@@ -77,8 +72,8 @@ fn schema_locations(node: &[u8]) -> Result<Vec<(i64, i64, i64)>> {
 /// A schema-ledger entry (a `SchemaEntry`) for `version`: a dict with
 /// `version, type, schema, properties, deleted, timestamp, schema_id`.
 #[pyfunction]
-fn schema_entry<'py>(py: Python<'py>, version: i64, data: &[u8]) -> Result<Bound<'py, PyDict>> {
-    let stored = decode_schema_entry(version, data).map_err(err)?;
+pub fn schema_entry<'py>(py: Python<'py>, version: i64, data: &[u8]) -> Result<Bound<'py, PyDict>> {
+    let stored = decode_schema_entry(version, data)?;
     let d = PyDict::new(py);
     d.set_item("version", version)?;
     d.set_item("deleted", stored.schema.is_none())?;
@@ -100,11 +95,4 @@ fn schema_entry<'py>(py: Python<'py>, version: i64, data: &[u8]) -> Result<Bound
         }
     }
     Ok(d)
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(typed_decode, m)?)?;
-    m.add_function(wrap_pyfunction!(schema_locations, m)?)?;
-    m.add_function(wrap_pyfunction!(schema_entry, m)?)?;
-    Ok(())
 }

@@ -62,6 +62,23 @@ impl LedgerMetadataSpec {
         }
     }
 
+    /// On the bookies of `ensemble` when given (both quorums then up to two of
+    /// them), with the quorums given overriding either.
+    pub fn with_ensemble(
+        mut self,
+        ensemble: Option<Vec<String>>,
+        write_quorum: Option<i32>,
+        ack_quorum: Option<i32>,
+    ) -> Self {
+        if let Some(e) = ensemble {
+            let quorum = (e.len() as i32).min(2);
+            (self.write_quorum, self.ack_quorum, self.ensemble) = (quorum, quorum, e);
+        }
+        self.write_quorum = write_quorum.unwrap_or(self.write_quorum);
+        self.ack_quorum = ack_quorum.unwrap_or(self.ack_quorum);
+        self
+    }
+
     fn to_proto(&self, last_entry_id: i64, length: i64) -> LedgerMetadataFormat {
         LedgerMetadataFormat {
             quorum_size: self.write_quorum,
@@ -373,6 +390,27 @@ pub fn group_entries<'a>(rows: Vec<(i64, i64, &'a [u8])>) -> Result<Vec<Streamin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ensemble_sets_the_quorums_unless_they_are_given() {
+        let quorums = |s: LedgerMetadataSpec| (s.ensemble.len(), s.write_quorum, s.ack_quorum);
+        assert_eq!(quorums(meta().with_ensemble(None, None, None)), (2, 2, 2));
+        assert_eq!(
+            quorums(meta().with_ensemble(None, Some(1), None)),
+            (2, 1, 2)
+        );
+        let one = Some(vec!["b:3181".to_string()]);
+        assert_eq!(quorums(meta().with_ensemble(one, None, None)), (1, 1, 1));
+        let three = Some(["a", "b", "c"].map(|b| format!("{b}:3181")).to_vec());
+        assert_eq!(
+            quorums(meta().with_ensemble(three.clone(), None, None)),
+            (3, 2, 2)
+        );
+        assert_eq!(
+            quorums(meta().with_ensemble(three, Some(3), Some(3))),
+            (3, 3, 3)
+        );
+    }
 
     fn meta() -> LedgerMetadataSpec {
         LedgerMetadataSpec::for_managed_ledger("public/default/persistent/t", 1_700_000_000_000)

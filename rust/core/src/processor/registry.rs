@@ -2,11 +2,28 @@
 
 use std::sync::Arc;
 
+use crate::error::{EntryError, Result};
 use crate::format::metadata::MessageMetadataView;
 
 use super::api::PayloadProcessor;
 use super::kafka::KafkaProcessor;
 use super::pulsar::PulsarProcessor;
+
+/// The names of the built-in processors.
+pub const BUILTINS: [&str; 2] = [KafkaProcessor::NAME, PulsarProcessor::NAME];
+
+/// The built-in processor called `name` (one of [`BUILTINS`]).
+pub fn builtin(name: &str) -> Result<Arc<dyn PayloadProcessor>> {
+    Ok(match name {
+        KafkaProcessor::NAME => Arc::new(KafkaProcessor::new()),
+        PulsarProcessor::NAME => Arc::new(PulsarProcessor::new()),
+        _ => {
+            return Err(EntryError::Options(format!(
+                "unknown built-in processor {name:?}; expected one of {BUILTINS:?}"
+            )))
+        }
+    })
+}
 
 /// The ordered processor list `decode` tries.
 #[derive(Clone)]
@@ -36,5 +53,22 @@ impl Processors {
 
     pub fn names(&self) -> Vec<&str> {
         self.0.iter().map(|p| p.name()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn builtins_are_found_by_name_and_an_unknown_name_is_an_options_error() {
+        for name in BUILTINS {
+            assert_eq!(builtin(name).unwrap().name(), name);
+        }
+        let e = builtin("avro").err().unwrap();
+        assert_eq!(e.kind(), ErrorKind::Options);
+        let text = r#"invalid option: unknown built-in processor "avro"; expected one of ["kafka", "pulsar"]"#;
+        assert_eq!(e.to_string(), text);
     }
 }

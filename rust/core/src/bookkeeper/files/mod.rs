@@ -22,8 +22,11 @@ mod test_support;
 use std::collections::BTreeMap;
 use std::io;
 
+use arrow_array::RecordBatch;
+
 use super::client::ReadEntry;
 use super::digest::Digester;
+use super::entries_batch;
 use super::ledger::{LedgerMetadata, LedgerState};
 
 pub use entry_log::{
@@ -59,6 +62,19 @@ pub struct BookieRead {
     pub scanned: Vec<i64>,
     /// The ledgers whose journal records were read.
     pub journaled: Vec<i64>,
+}
+
+impl BookieRead {
+    /// The rows as one entry table ([`entries_batch`]): an error row per
+    /// damaged place first (ledger and entry id -1), then each ledger's rows.
+    pub fn into_batch(self) -> RecordBatch {
+        let errors = self.errors.into_iter().map(|e| ReadEntry {
+            ledger_id: -1,
+            entry_id: -1,
+            data: Err(e),
+        });
+        entries_batch(&errors.chain(self.rows).collect::<Vec<_>>())
+    }
 }
 
 /// The log id of `<hex>.log`.
@@ -273,6 +289,46 @@ mod tests {
     use super::test_support::{journal, meta, rotated, stored};
     use super::*;
     use crate::bookkeeper::DigestType;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
+
+    #[test]
+    fn a_read_is_one_entry_table_with_its_error_rows_first() {
+        let read = BookieRead {
+            rows: vec![
+                ReadEntry {
+                    ledger_id: 3,
+                    entry_id: 0,
+                    data: Ok(b"a".to_vec()),
+                },
+                ReadEntry {
+                    ledger_id: 3,
+                    entry_id: 1,
+                    data: Err("ledger 3 entry 1: not in the bookie files".into()),
+                },
+            ],
+            errors: vec!["0.log offset 1028: bad record".into()],
+            scanned: vec![3],
+            journaled: vec![],
+        };
+        let batch = read.into_batch();
+        let ids = |i| {
+            batch
+                .column(i)
+                .as_primitive::<Int64Type>()
+                .values()
+                .to_vec()
+        };
+        assert_eq!(ids(0), [-1, 3, 3]);
+        assert_eq!(ids(1), [-1, 0, 1]);
+        let data = batch.column(2).as_binary::<i32>();
+        assert!(data.is_null(0) && data.value(1) == b"a" && data.is_null(2));
+        let error = batch.column(3).as_string::<i32>();
+        assert_eq!(error.value(0), "0.log offset 1028: bad record");
+        assert!(error.is_null(1));
+        assert_eq!(error.value(2), "ledger 3 entry 1: not in the bookie files");
+    }
 
     #[test]
     fn copies_are_checked_deduplicated_and_bounded() {

@@ -13,6 +13,8 @@ up to ``--batch`` messages, LZ4), unloads it, then times, each round in a rotate
 * ``two hops``: today's path, ``ps.read_entries`` of the topic's entries (exported to Parquet before
   the rounds, untimed: one file per range, so both sides have the same partitions) then
   ``ps.decode`` (``mapInArrow``) into the ``noop`` sink;
+* ``two hops with the export``: the same, timed from the cluster: the entries read in process
+  (``read_topic``) and written as Parquet first, as a live topic needed before the source existed;
 * ``java reader``: a Java ``Reader`` from the earliest position through the broker (``ReaderBench
   serve``, one warm JVM, one reading thread), every value copied out.
 
@@ -202,6 +204,23 @@ def main() -> int:
             seconds = time.perf_counter() - t
             return seconds, produced["messages"]
 
+        exports = [0]
+
+        def two_hops_with_export() -> tuple[float, int]:
+            # What today's path costs for a live topic: its entries exported from the cluster
+            # (read_topic in process, one Parquet file per Spark partition), then the two hops.
+            exports[0] += 1
+            out = workdir / f"export-{exports[0]}"
+            out.mkdir()
+            t = time.perf_counter()
+            got = pe.read_topic(topic, metadata_url=url).drop_columns(["error"])
+            for i in range(args.partitions):
+                pq.write_table(got.slice(i * per_partition, per_partition), out / f"part-{i:03d}.parquet")
+            ps.decode(ps.read_entries(spark, str(out))).write.format("noop").mode("overwrite").save()
+            seconds = time.perf_counter() - t
+            shutil.rmtree(out, ignore_errors=True)
+            return seconds, produced["messages"]
+
         # Each Spark side's rows, checked once (untimed): the same messages.
         one = (
             spark.read.format("pulsar")
@@ -233,6 +252,7 @@ def main() -> int:
         sides = {
             'one hop: format("pulsar")': one_hop,
             "two hops: read_entries + ps.decode": two_hops,
+            "two hops with the export: read_topic + Parquet + read_entries + ps.decode": two_hops_with_export,
             "java reader (broker)": java_reader,
         }
         for side in sides.values():  # warm-up

@@ -1,0 +1,428 @@
+"""The options of ``spark.read.format("pulsar")``, checked once on the driver:
+parsing and validation (:class:`TopicOptions`), the topics they name and their
+layouts (:func:`resolve_layouts`), and the schema rows are typed with
+(:func:`resolve_schema`). No Spark here, so the checks run anywhere."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from .. import _native
+from .._cluster import TopicLayout, open_store, topic_layout
+from .._cluster.admin import AdminRest, is_admin_url
+from .._cluster.scan import output_schema
+from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
+
+#: Options the source reads (case-insensitive, as Spark passes them).
+OPTIONS = (
+    "topic",
+    "topics",
+    "topicsPattern",
+    "metadataUrl",
+    "adminUrl",
+    "adminToken",
+    "bookieAddresses",
+    "ledgerPassword",
+    "startingMessageId",
+    "endingMessageId",
+    "readCompacted",
+    "keepMarkers",
+    "verifyChecksum",
+    "maxUncompressedSize",
+    "utf8Errors",
+    "maxOutputBytes",
+    "reassembleChunks",
+    "maxPendingChunkedMessage",
+    "expireTimeOfIncompleteChunkedMessageMs",
+    "maxMessageSize",
+    "chunkReadAhead",
+    "entriesPerPartition",
+    "offloadPath",
+    "bookieDirs",
+    "timeout",
+    "seekByTime",
+    "pushFilters",
+    "typed",
+    "schema",
+    "valueColumn",
+)
+
+#: The columns whose range filters become a seek, and the entry-metadata field each seeks on.
+TIME_COLUMNS = {"publish_time": "publish_time", "broker_timestamp": "broker_timestamp"}
+
+
+def _bool(name: str, value: str | None, default: bool) -> bool:
+    if value is None:
+        return default
+    v = str(value).strip().lower()
+    if v in ("true", "1", "yes"):
+        return True
+    if v in ("false", "0", "no"):
+        return False
+    raise ValueError(f'option {name}={value!r}: expected "true" or "false"')
+
+
+def _int(name: str, value: str | None, default: int | None, *, minimum: int = 0) -> int | None:
+    if value is None:
+        return default
+    v = str(value).strip().lower()
+    if v in ("none", "unlimited", "-1") and default is None:
+        return None
+    try:
+        n = int(v)
+    except ValueError:
+        raise ValueError(f"option {name}={value!r}: expected an integer") from None
+    if n < minimum:
+        raise ValueError(f"option {name}={value!r}: must be at least {minimum}")
+    return n
+
+
+def _position(name: str, value: str | None) -> tuple[int, int] | None:
+    """``ledger:entry`` (more ``:partition:batch`` fields are ignored), ``earliest`` / ``latest``."""
+    if value is None:
+        return None
+    v = str(value).strip()
+    if v.lower() == "earliest":
+        return None if name == "startingMessageId" else (-1, -1)
+    if v.lower() == "latest":
+        return None if name == "endingMessageId" else (2**63 - 1, 2**63 - 1)
+    parts = v.split(":")
+    try:
+        if len(parts) < 2:
+            raise ValueError
+        return (int(parts[0]), int(parts[1]))
+    except ValueError:
+        raise ValueError(
+            f"option {name}={value!r}: expected 'ledgerId:entryId' (as a MessageId prints), 'earliest' or 'latest'"
+        ) from None
+
+
+def _addresses(value: str | None) -> dict[str, str] | None:
+    if value is None:
+        return None
+    v = value.strip()
+    if v.startswith("{"):
+        try:
+            got = json.loads(v)
+        except ValueError as e:
+            raise ValueError(f"option bookieAddresses: malformed JSON ({e})") from None
+        return {str(k): str(x) for k, x in got.items()}
+    out = {}
+    for item in v.split(","):
+        if not item.strip():
+            continue
+        key, sep, addr = item.partition("=")
+        if not sep:
+            raise ValueError(f"option bookieAddresses={value!r}: expected 'id=host:port,...' or a JSON object")
+        out[key.strip()] = addr.strip()
+    return out
+
+
+#: Schema types the core decodes into columns (``typed=auto`` types only these).
+TYPED_KINDS = frozenset(
+    [
+        "AVRO",
+        "JSON",
+        "KEY_VALUE",
+        "STRING",
+        "BOOLEAN",
+        "INT8",
+        "INT16",
+        "INT32",
+        "INT64",
+        "FLOAT",
+        "DOUBLE",
+        "BYTES",
+        "DATE",
+        "TIME",
+        "TIMESTAMP",
+        "INSTANT",
+        "LOCAL_DATE",
+        "LOCAL_TIME",
+        "LOCAL_DATE_TIME",
+    ]
+)
+
+
+def _typed(value: str | None, schema: str | None) -> str:
+    if value is None:
+        return "true" if schema is not None else "auto"
+    v = str(value).strip().lower()
+    if v in ("auto", "true", "false"):
+        if v == "false" and schema is not None:
+            raise ValueError("pulsar: the option schema types the rows; it cannot go with typed=false")
+        return v
+    raise ValueError(f'option typed={value!r}: expected "auto", "true" or "false"')
+
+
+def _user_schema(value: str | None) -> dict[str, Any] | None:
+    """The ``schema`` option: Pulsar's ``SchemaInfo`` as JSON (``{"type": "AVRO", "schema": ..., "properties": {}}``)."""
+    if value is None:
+        return None
+    try:
+        info = json.loads(value)
+    except ValueError as e:
+        raise ValueError(
+            f"option schema: not JSON ({e}); expected Pulsar's SchemaInfo, e.g. "
+            '{"type": "AVRO", "schema": {...Avro definition...}}'
+        ) from None
+    if not isinstance(info, dict) or "type" not in info:
+        raise ValueError('option schema: expected a JSON object with a "type" (Pulsar\'s SchemaInfo)')
+    return info
+
+
+def resolve_schema(opts: TopicOptions, topics: list[str]) -> dict[str, TopicSchema] | None:
+    """Each topic's schema for typed rows, looked up once on the driver: the
+    user's ``schema`` for every topic, else each topic's registry versions.
+    ``typed=auto`` types the rows only when every topic's latest schema is the
+    same and of a type the core decodes (BYTES stays the ``value`` column);
+    ``typed=true`` makes anything else an error."""
+    if opts.typed == "false":
+        return None
+    strict = opts.typed == "true"
+    if not opts.reassemble:
+        if strict:
+            raise ValueError("pulsar: typed rows need whole messages; reassembleChunks=false goes with typed=false")
+        return None
+    if opts.user_schema is not None:
+        given = as_topic_schema(opts.user_schema)
+        return {topic: given for topic in topics}
+    found: dict[str, TopicSchema] = {}
+    for topic in topics:
+        try:
+            found[topic] = topic_schemas(
+                topic,
+                metadata_url=opts.metadata_url,
+                admin_url=opts.admin_url,
+                admin_token=opts.admin_token,
+                timeout=opts.timeout,
+            )
+        except LookupError:
+            if strict:
+                raise LookupError(
+                    f"pulsar: typed=true but topic {topic} has no schema in the registry; "
+                    "pass one with the schema option, or typed=false"
+                ) from None
+            return None
+    latest = {(s.latest.type, s.latest.schema, tuple(sorted(s.latest.properties.items()))) for s in found.values()}
+    if len(latest) > 1:
+        if strict:
+            raise ValueError(f"pulsar: typed=true but the topics {topics} have different schemas; read them apart")
+        return None
+    kind = next(iter(found.values())).latest.type
+    if kind not in TYPED_KINDS or (kind == "BYTES" and not strict):
+        if strict:
+            raise ValueError(f"pulsar: schema type {kind} is not decoded into columns; use typed=false")
+        return None
+    return found
+
+
+@dataclass
+class TopicOptions:
+    """The source's options, checked once on the driver."""
+
+    topics: list[str]
+    pattern: str | None
+    metadata_url: str | None
+    admin_url: str | None
+    admin_token: str | None
+    bookie_addresses: dict[str, str] | None
+    ledger_password: bytes
+    start: tuple[int, int] | None
+    end: tuple[int, int] | None
+    read_compacted: bool
+    decode: dict[str, Any]
+    reassemble: bool
+    chunks: dict[str, Any]
+    read_ahead: int
+    entries_per_partition: int
+    offload_path: str | None
+    bookie_dirs: list[str] | None
+    timeout: float
+    seek_by_time: bool
+    push_filters: bool
+    #: ``auto`` (typed when the topic's registry has a schema the core decodes), ``true`` or ``false``.
+    typed: str = "auto"
+    #: A schema the user passed (the ``schema`` option, Pulsar's ``SchemaInfo`` shape as JSON).
+    user_schema: dict[str, Any] | None = None
+    value_column: bool = True
+    several: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+    #: Each topic's schema for typed rows, resolved on the driver (see :func:`resolve_schema`).
+    topic_schemas: dict[str, TopicSchema] | None = None
+
+    @staticmethod
+    def parse(options: Mapping[str, str]) -> TopicOptions:
+        lower = {str(k).lower(): v for k, v in options.items()}
+        known = {o.lower() for o in OPTIONS} | {"path"}
+        unknown = sorted(k for k in lower if k not in known)
+        if unknown:
+            raise ValueError(
+                f"pulsar: unknown option{'s' if len(unknown) > 1 else ''} {unknown}; the options are {list(OPTIONS)}"
+            )
+
+        def get(name: str) -> str | None:
+            v = lower.get(name.lower())
+            return None if v is None else str(v)
+
+        topic, topics, pattern = get("topic") or get("path"), get("topics"), get("topicsPattern")
+        given = [n for n, v in (("topic", topic), ("topics", topics), ("topicsPattern", pattern)) if v]
+        if len(given) != 1:
+            raise ValueError(
+                "pulsar: give exactly one of the options topic, topics or topicsPattern, e.g. "
+                '.option("topic", "persistent://public/default/orders")' + (f" (got {given})" if given else "")
+            )
+        names = [topic] if topic else [t.strip() for t in (topics or "").split(",") if t.strip()]
+        metadata_url, admin_url = get("metadataUrl"), get("adminUrl")
+        if (metadata_url is None) == (admin_url is None):
+            raise ValueError(
+                "pulsar: give one of the options metadataUrl ('zk:host:2181', 'rocksdb:/path') or adminUrl "
+                "('http://broker:8080')"
+            )
+        utf8 = get("utf8Errors") or "replace"
+        decode: dict[str, Any] = dict(
+            verify_checksum=_bool("verifyChecksum", get("verifyChecksum"), True),
+            keep_markers=_bool("keepMarkers", get("keepMarkers"), False),
+            max_uncompressed_size=_int(
+                "maxUncompressedSize", get("maxUncompressedSize"), _native.DEFAULT_MAX_UNCOMPRESSED_SIZE, minimum=1
+            ),
+            utf8_errors=utf8,
+            max_output_bytes=_int("maxOutputBytes", get("maxOutputBytes"), None, minimum=1),
+        )
+        # The decoder checks its own options (utf8Errors, ...) here, on the driver.
+        _native.decode(
+            pa.table(
+                {
+                    "ledger_id": pa.array([], pa.int64()),
+                    "entry_id": pa.array([], pa.int64()),
+                    "data": pa.array([], pa.binary()),
+                }
+            ),
+            utf8_errors=utf8,
+            max_output_bytes=decode["max_output_bytes"],
+        )
+        chunks: dict[str, Any] = dict(
+            max_pending=_int("maxPendingChunkedMessage", get("maxPendingChunkedMessage"), 100, minimum=1),
+            expire_after_ms=_int(
+                "expireTimeOfIncompleteChunkedMessageMs", get("expireTimeOfIncompleteChunkedMessageMs"), 60_000
+            ),
+            max_message_size=_int(
+                "maxMessageSize", get("maxMessageSize"), _native.DEFAULT_MAX_UNCOMPRESSED_SIZE, minimum=1
+            ),
+        )
+        timeout = get("timeout")
+        try:
+            seconds = 30.0 if timeout is None else float(timeout)
+        except ValueError:
+            raise ValueError(f"option timeout={timeout!r}: expected seconds") from None
+        dirs = get("bookieDirs")
+        password = get("ledgerPassword")
+        return TopicOptions(
+            topics=names,
+            pattern=pattern,
+            metadata_url=metadata_url,
+            admin_url=admin_url,
+            admin_token=get("adminToken"),
+            bookie_addresses=_addresses(get("bookieAddresses")),
+            ledger_password=(password or "").encode(),
+            start=_position("startingMessageId", get("startingMessageId")),
+            end=_position("endingMessageId", get("endingMessageId")),
+            read_compacted=_bool("readCompacted", get("readCompacted"), False),
+            decode=decode,
+            reassemble=_bool("reassembleChunks", get("reassembleChunks"), True),
+            chunks=chunks,
+            read_ahead=_int("chunkReadAhead", get("chunkReadAhead"), 100_000) or 0,
+            entries_per_partition=_int("entriesPerPartition", get("entriesPerPartition"), 50_000, minimum=1) or 50_000,
+            offload_path=get("offloadPath"),
+            bookie_dirs=None if dirs is None else [d.strip() for d in dirs.split(",") if d.strip()],
+            timeout=seconds,
+            seek_by_time=_bool("seekByTime", get("seekByTime"), True),
+            push_filters=_bool("pushFilters", get("pushFilters"), False),
+            typed=_typed(get("typed"), get("schema")),
+            user_schema=_user_schema(get("schema")),
+            value_column=_bool("valueColumn", get("valueColumn"), True),
+            several=bool(topics or pattern),
+        )
+
+    def offload(self) -> tuple[Any, str]:
+        """The offload filesystem and prefix (``offloadPath`` is a URI pyarrow knows:
+        ``s3://bucket/prefix?endpoint_override=...``, ``gs://...``, a local directory)."""
+        if self.offload_path is None:
+            return None, ""
+        import pyarrow.fs as pafs
+
+        try:
+            fs, path = pafs.FileSystem.from_uri(self.offload_path)
+        except (pa.ArrowInvalid, ValueError, OSError) as e:
+            raise ValueError(f"option offloadPath={self.offload_path!r}: {e}") from None
+        return fs, path
+
+    def output(self) -> pa.Schema:
+        schema = output_schema(self.decode, reassemble=self.reassemble)
+        if self.topic_schemas:
+            any_schema = next(iter(self.topic_schemas.values()))
+            schema = typed_schema(schema, any_schema, value_column=self.value_column)
+        if self.several:
+            schema = schema.append(pa.field("topic", pa.string(), False))
+        return schema
+
+
+def _pattern_topics(opts: TopicOptions) -> list[str]:
+    """The persistent topics of the pattern's namespace whose full name matches it."""
+    assert opts.pattern is not None
+    try:
+        regex = re.compile(opts.pattern)
+    except re.error as e:
+        raise ValueError(f"option topicsPattern={opts.pattern!r}: {e}") from None
+    m = re.match(r"^(persistent://)?([^/]+)/([^/]+)/", opts.pattern)
+    if not m:
+        raise ValueError(
+            f"option topicsPattern={opts.pattern!r}: expected persistent://tenant/namespace/<regex of the topic name>"
+        )
+    tenant, ns = m.group(2), m.group(3)
+    names: list[str]
+    if opts.admin_url is not None or is_admin_url(opts.metadata_url or ""):
+        admin = AdminRest(opts.admin_url or opts.metadata_url or "", token=opts.admin_token, timeout=opts.timeout)
+        names = [str(n) for n in admin.get(f"/admin/v2/persistent/{tenant}/{ns}", what=f"namespace {tenant}/{ns}")]
+        names += [str(n) for n in admin.get(f"/admin/v2/persistent/{tenant}/{ns}/partitioned")]
+    else:
+        store = open_store(opts.metadata_url or "", timeout=opts.timeout)
+        try:
+            from urllib.parse import unquote_plus
+
+            local = store.children(f"/managed-ledgers/{tenant}/{ns}/persistent")
+            names = [f"persistent://{tenant}/{ns}/{unquote_plus(n)}" for n in local]
+        finally:
+            store.close()
+    bases = sorted({re.sub(r"-partition-\d+$", "", n) for n in names})
+    found = [n for n in bases if regex.fullmatch(n)]
+    if not found:
+        raise LookupError(f"option topicsPattern={opts.pattern!r}: no topic of {tenant}/{ns} matches")
+    return found
+
+
+def resolve_layouts(opts: TopicOptions, partitions: list[int] | None = None) -> list[TopicLayout]:
+    """The layouts of the topics the options name (the driver's metadata look-ups)."""
+    names = opts.topics if opts.pattern is None else _pattern_topics(opts)
+    out = []
+    for name in names:
+        out.append(
+            topic_layout(
+                name,
+                metadata_url=opts.metadata_url,
+                admin_url=opts.admin_url,
+                admin_token=opts.admin_token,
+                bookie_addresses=opts.bookie_addresses,
+                ledger_password=opts.ledger_password,
+                partitions=partitions,
+                timeout=opts.timeout,
+                offline=opts.bookie_dirs is not None,
+            )
+        )
+    return out

@@ -211,7 +211,9 @@ def resolve_lib(
         raise StandaloneError(f"'{mvn}' not found on PATH (Maven resolves the Pulsar jars)")
     cache.mkdir(parents=True, exist_ok=True)
     if progress is not None:
-        progress(f"resolving Apache Pulsar {PULSAR_VERSION}'s jars with Maven into {lib} (once; minutes when ~/.m2 is cold)")
+        progress(
+            f"resolving Apache Pulsar {PULSAR_VERSION}'s jars with Maven into {lib} (once; minutes when ~/.m2 is cold)"
+        )
     pom = cache / "pom.xml"
     pom.write_bytes(resources.files("pulsar_entries").joinpath("_pulsar/pom.xml").read_bytes())
     staging = Path(tempfile.mkdtemp(prefix="lib-", dir=cache))
@@ -340,7 +342,9 @@ class Standalone:
             raise ValueError(f"metadata must be 'rocksdb' or 'zookeeper', not {metadata!r}")
         self.lib_dir = Path(lib_dir).resolve()
         if not any(self.lib_dir.glob("pulsar-broker-*.jar")):
-            raise StandaloneError(f"no pulsar-broker jar in {self.lib_dir} (resolve_lib() fills one; the tests: tests/real_pulsar/run.sh build)")
+            raise StandaloneError(
+                f"no pulsar-broker jar in {self.lib_dir} (resolve_lib() fills one; the tests: tests/real_pulsar/run.sh build)"
+            )
         self._own_workdir = workdir is None
         self.workdir = (
             Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="pulsar-standalone-"))

@@ -234,8 +234,19 @@ def test_demo_without_java_and_maven_falls_back_to_generated_data(tmp_path):
     empty.mkdir()
     out = tmp_path / "demo"
     run = subprocess.run(
-        [sys.executable, "-m", "pulsar_entries", "--quiet", "--engine", "local", "demo", "--dir", str(out)]
-        + ["--entries", "60"],
+        [
+            sys.executable,
+            "-m",
+            "pulsar_entries",
+            "--quiet",
+            "--engine",
+            "local",
+            "demo",
+            "--dir",
+            str(out),
+            "--entries",
+            "60",
+        ],
         capture_output=True,
         text=True,
         timeout=300,

@@ -14,8 +14,8 @@ import sys
 from .._native import __version__
 from ._commands import cmd_compact, cmd_decode, cmd_generate, cmd_inspect, cmd_last_id, cmd_seek
 from ._demo import cmd_demo
-from ._real_pulsar import cmd_standalone
 from ._errors import CliError, one_line
+from ._real_pulsar import cmd_standalone
 from ._topic import add_cluster_options
 
 __all__ = ["CliError", "build_parser", "main"]

@@ -92,7 +92,6 @@ def skip_reason(args: argparse.Namespace) -> str | None:
     if missing:
         return f"{' and '.join(missing)} not on PATH"
     try:
-        import pulsar  # noqa: F401
         import pulsar.schema
 
         if not hasattr(pulsar.schema, "AvroSchema"):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+CLI = [sys.executable, "-m", "pulsar_entries"]
 pytestmark = [pytest.mark.real_pulsar, pytest.mark.spark, pytest.mark.slow]
 
 
@@ -22,8 +23,7 @@ def test_demo_writes_a_real_topic_and_reads_it_back(tmp_path: Path) -> None:
     assert shutil.which("java") and shutil.which("mvn"), "the real-Pulsar demo step needs java and mvn on PATH"
     out = tmp_path / "demo"
     run = subprocess.run(
-        [sys.executable, "-m", "pulsar_entries", "--quiet", "--master", "local[1]", "demo", "--dir", str(out)]
-        + ["--entries", "100"],
+        [*CLI, "--quiet", "--master", "local[1]", "demo", "--dir", str(out), "--entries", "100"],
         capture_output=True,
         text=True,
         timeout=900,

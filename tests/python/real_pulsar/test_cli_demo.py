@@ -34,7 +34,7 @@ def test_demo_writes_a_real_topic_and_reads_it_back(tmp_path: Path) -> None:
     step = text.split("== real Pulsar")[1]
     assert step.startswith(": a topic written through a 4.2.4 standalone, read from its storage"), step[:300]
     assert "wrote 3,000 messages to persistent://public/default/demo-orders with pulsar-client 3.13.0" in step
-    assert 'read with spark.read.format("pulsar") (adminUrl, typed=auto)' in step
+    assert 'read live with spark.read.format("pulsar") (adminUrl, typed=auto)' in step
     assert "reconciled: 3,000 messages written = 3,000 rows read" in step
     pid = int(re.search(r"standalone stopped \(pid (\d+)\)", step).group(1))  # type: ignore[union-attr]
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()

@@ -55,7 +55,8 @@ def cmd_standalone(args: argparse.Namespace) -> None:
     own = args.dir is None
     workdir = Path(tempfile.mkdtemp(prefix="pulsar-standalone-")) if own else Path(args.dir)
     standalone = None
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # SIGINT too: a shell starts background jobs with SIGINT ignored, which Python then keeps.
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         try:
             standalone = _start(lib, workdir, print)
@@ -63,7 +64,8 @@ def cmd_standalone(args: argparse.Namespace) -> None:
             raise CliError(str(e)) from None
         print(f"service URL {standalone.service_url}")
         print(f"admin URL   {standalone.web_url}")
-        print(f"metadata    rocksdb:{standalone.metadata_dir} (readable once the standalone is stopped)")
+        if not own:
+            print(f"metadata    rocksdb:{standalone.metadata_dir} (readable once the standalone is stopped)")
         print(f"log         {standalone.log_path}")
         print("Ctrl-C stops it", flush=True)
         while standalone.proc is not None and standalone.proc.poll() is None:
@@ -72,7 +74,8 @@ def cmd_standalone(args: argparse.Namespace) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if standalone is not None:
             standalone.stop()
             print(f"standalone stopped (pid {standalone.pid})")

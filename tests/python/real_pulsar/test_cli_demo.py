@@ -8,17 +8,20 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 CLI = [sys.executable, "-m", "pulsar_entries"]
-pytestmark = [pytest.mark.real_pulsar, pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.real_pulsar, pytest.mark.slow]
 
 
+@pytest.mark.spark
 def test_demo_writes_a_real_topic_and_reads_it_back(tmp_path: Path) -> None:
     assert shutil.which("java") and shutil.which("mvn"), "the real-Pulsar demo step needs java and mvn on PATH"
     out = tmp_path / "demo"
@@ -55,3 +58,39 @@ def test_demo_writes_a_real_topic_and_reads_it_back(tmp_path: Path) -> None:
         props = r["properties"]
         props = dict(props) if not isinstance(props, dict) else props
         assert props == {"region": ("eu-west", "us-east", "ap-south")[i % 3], "seq": str(i)}
+
+
+def test_standalone_command_serves_on_loopback_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    assert shutil.which("java") and shutil.which("mvn"), "pulsar-entries standalone needs java and mvn on PATH"
+    proc = subprocess.Popen(
+        [*CLI, "standalone", "--dir", str(tmp_path / "sa")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        lines = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Ctrl-C stops it"):
+                break
+        text = "".join(lines)
+        assert "Ctrl-C stops it" in text, text
+        admin = re.search(r"^admin URL +(http://127\.0\.0\.1:\d+)$", text, re.M)
+        service = re.search(r"^service URL +(pulsar://127\.0\.0\.1:\d+)$", text, re.M)
+        jvm = re.search(r"standalone up in [\d.]+s \(pid (\d+)\)", text)
+        assert admin and service and jvm, text
+        with urllib.request.urlopen(f"{admin.group(1)}/admin/v2/brokers/health", timeout=30) as resp:
+            assert resp.read().strip() == b"ok"
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, rest
+    assert f"standalone stopped (pid {jvm.group(1)})" in rest
+    pid = int(jvm.group(1))
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+    assert (tmp_path / "sa" / "data" / "metadata").is_dir()

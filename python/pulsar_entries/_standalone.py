@@ -219,23 +219,26 @@ def resolve_lib(
     staging = Path(tempfile.mkdtemp(prefix="lib-", dir=cache))
     try:
         started = time.monotonic()
-        run = subprocess.run(
-            [
-                mvn,
-                "-q",
-                "-B",
-                "-f",
-                str(pom),
-                _DEPENDENCY_PLUGIN,
-                f"-DoutputDirectory={staging}",
-                "-DincludeScope=runtime",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            timeout=timeout,
-            cwd=cache,
-        )
+        try:
+            run = subprocess.run(
+                [
+                    mvn,
+                    "-q",
+                    "-B",
+                    "-f",
+                    str(pom),
+                    _DEPENDENCY_PLUGIN,
+                    f"-DoutputDirectory={staging}",
+                    "-DincludeScope=runtime",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                timeout=timeout,
+                cwd=cache,
+            )
+        except subprocess.TimeoutExpired:
+            raise StandaloneError(f"mvn did not resolve the Pulsar jars within {timeout:.0f} s") from None
         if run.returncode != 0 or not any(staging.glob("pulsar-broker-*.jar")):
             tail = run.stdout.decode(errors="replace").strip().splitlines()[-20:]
             raise StandaloneError(f"mvn could not resolve the Pulsar jars (exit {run.returncode}):\n" + "\n".join(tail))

@@ -113,7 +113,7 @@ def demo_real_pulsar(args: argparse.Namespace, runner: Engine, out: Path, shown:
     print(f"== real Pulsar: a topic written through a {PULSAR_VERSION} standalone, read from its storage")
     try:
         lib = resolve_lib(progress=lambda line: print(f"   {line}", flush=True))
-    except StandaloneError as e:
+    except (StandaloneError, OSError) as e:
         print(f"   skipped (Maven could not resolve the Pulsar jars: {e}); the demo ran on generated sample data only")
         return
     print(f"   jars: {lib} ({sum(1 for _ in lib.glob('*.jar'))} jars)")

@@ -1,9 +1,11 @@
 """Run a real Apache Pulsar standalone (and a loopback S3 for its offloader) on this machine.
 
-Used by the test suite to hold pulsar-entries against a running Pulsar, and meant for the CLI
-later. Nothing here needs a Pulsar distribution: the broker runs from the Maven Central jars that
-``tests/real_pulsar/run.sh build`` copies into a ``lib`` directory, with the blob-store offloader
-``tiered-storage-jcloud`` as a ``.nar`` in an ``offloaders`` directory.
+Used by the test suite to hold pulsar-entries against a running Pulsar, and by the CLI
+(``pulsar-entries standalone``, the demo's real-Pulsar step). Nothing here needs a Pulsar
+distribution: the broker runs from the Maven Central jars in a ``lib`` directory, which
+:func:`resolve_lib` fills from the pom shipped in this package (``mvn dependency:copy-dependencies``
+into a per-user cache), or ``tests/real_pulsar/run.sh build`` for the tests (with the blob-store
+offloader ``tiered-storage-jcloud`` as a ``.nar`` in an ``offloaders`` directory).
 
 Everything binds 127.0.0.1 (ZooKeeper, in ZooKeeper mode, binds all interfaces: it has no option;
 it gets a free, unusual port). The JVM resolves host names through a file that maps only loopback
@@ -25,11 +27,25 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MotoServer", "Standalone", "StandaloneError", "free_port"]
+__all__ = [
+    "PULSAR_VERSION",
+    "MotoServer",
+    "Standalone",
+    "StandaloneError",
+    "default_cache_dir",
+    "free_port",
+    "missing_tools",
+    "resolve_lib",
+]
+
+#: The Pulsar release the shipped pom resolves.
+PULSAR_VERSION = "4.2.4"
+_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies"
 
 LOOPBACK = "127.0.0.1"
 #: Generic credentials for the loopback S3 (moto accepts any).
@@ -163,6 +179,83 @@ def _http(
         return e.code, e.read()
 
 
+def missing_tools(tools: tuple[str, ...] = ("java", "mvn")) -> list[str]:
+    """The tools of ``tools`` not found on PATH."""
+    return [t for t in tools if shutil.which(t) is None]
+
+
+def default_cache_dir() -> Path:
+    """Where :func:`resolve_lib` keeps the jars: ``$XDG_CACHE_HOME/pulsar-entries/pulsar-<version>``
+    (``~/.cache`` when unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pulsar-entries" / f"pulsar-{PULSAR_VERSION}"
+
+
+def resolve_lib(
+    cache_dir: Path | None = None,
+    *,
+    mvn: str = "mvn",
+    progress: Callable[[str], None] | None = None,
+    timeout: float = 1800.0,
+) -> Path:
+    """The standalone's classpath directory, ``<cache_dir>/lib``: reused when present, else resolved
+    from the pom shipped in this package with ``mvn -q -B dependency:copy-dependencies`` (Maven
+    Central, through the user's ``~/.m2``; the first run downloads about 330 jars, ~240 MiB). The
+    jars land in a temporary directory renamed into place once complete, so an interrupted run
+    leaves nothing half-done. Raises :class:`StandaloneError` when Maven fails."""
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    lib = cache / "lib"
+    if any(lib.glob("pulsar-broker-*.jar")):
+        return lib
+    if shutil.which(mvn) is None:
+        raise StandaloneError(f"'{mvn}' not found on PATH (Maven resolves the Pulsar jars)")
+    cache.mkdir(parents=True, exist_ok=True)
+    if progress is not None:
+        progress(
+            f"resolving Apache Pulsar {PULSAR_VERSION}'s jars with Maven into {lib} (once; minutes when ~/.m2 is cold)"
+        )
+    pom = cache / "pom.xml"
+    pom.write_bytes(resources.files("pulsar_entries").joinpath("_pulsar/pom.xml").read_bytes())
+    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=cache))
+    try:
+        started = time.monotonic()
+        try:
+            run = subprocess.run(
+                [
+                    mvn,
+                    "-q",
+                    "-B",
+                    "-f",
+                    str(pom),
+                    _DEPENDENCY_PLUGIN,
+                    f"-DoutputDirectory={staging}",
+                    "-DincludeScope=runtime",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                timeout=timeout,
+                cwd=cache,
+            )
+        except subprocess.TimeoutExpired:
+            raise StandaloneError(f"mvn did not resolve the Pulsar jars within {timeout:.0f} s") from None
+        if run.returncode != 0 or not any(staging.glob("pulsar-broker-*.jar")):
+            tail = run.stdout.decode(errors="replace").strip().splitlines()[-20:]
+            raise StandaloneError(f"mvn could not resolve the Pulsar jars (exit {run.returncode}):\n" + "\n".join(tail))
+        try:
+            staging.rename(lib)
+        except OSError:
+            # Another process resolved it first.
+            if not any(lib.glob("pulsar-broker-*.jar")):
+                raise
+        if progress is not None:
+            jars = sum(1 for _ in lib.glob("*.jar"))
+            progress(f"resolved {jars} jars in {time.monotonic() - started:.0f}s")
+        return lib
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 class MotoServer:
     """moto's S3 server on 127.0.0.1 (objects live in its memory only), serving S3 alone."""
 
@@ -252,7 +345,9 @@ class Standalone:
             raise ValueError(f"metadata must be 'rocksdb' or 'zookeeper', not {metadata!r}")
         self.lib_dir = Path(lib_dir).resolve()
         if not any(self.lib_dir.glob("pulsar-broker-*.jar")):
-            raise StandaloneError(f"no pulsar-broker jar in {self.lib_dir} (run tests/real_pulsar/run.sh build)")
+            raise StandaloneError(
+                f"no pulsar-broker jar in {self.lib_dir} (resolve_lib() fills one; the tests: tests/real_pulsar/run.sh build)"
+            )
         self._own_workdir = workdir is None
         self.workdir = (
             Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="pulsar-standalone-"))

@@ -1,5 +1,6 @@
 """The pulsar-entries CLI, on both engines, and the sample topic behind the demo."""
 
+import os
 import subprocess
 import sys
 
@@ -66,8 +67,10 @@ def engine(request):
 
 @pytest.mark.parametrize("engine", SLOW_ON_SPARK, indirect=True)
 def test_demo_runs_end_to_end(tmp_path, capsys, engine):
-    assert main(["--engine", engine, "--quiet", "demo", "--dir", str(tmp_path), "--entries", "200"]) == 0
+    argv = ["--engine", engine, "--quiet", "demo", "--dir", str(tmp_path), "--entries", "200", "--no-real-pulsar"]
+    assert main(argv) == 0
     out = capsys.readouterr().out
+    assert "== real Pulsar: skipped (--no-real-pulsar); the demo ran on generated sample data only" in out
     assert "reconciled:" in out and "checksum mismatch" in out and "codecs (entries)" in out
     assert "<svg" in (tmp_path / "report.html").read_text()
     assert "seek to " in out and "processors (rows)" in out and "kafka" in out
@@ -222,3 +225,35 @@ def test_help_lists_every_command():
     assert run.returncode == 0
     for word in ("generate", "decode", "inspect", "compact", "last-id", "seek", "demo", "--master", "--engine"):
         assert word in run.stdout
+
+
+def test_demo_without_java_and_maven_falls_back_to_generated_data(tmp_path):
+    """With neither java nor mvn on PATH the real-Pulsar step says why it is skipped, in one line,
+    and the demo still succeeds on its generated topic."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    out = tmp_path / "demo"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pulsar_entries",
+            "--quiet",
+            "--engine",
+            "local",
+            "demo",
+            "--dir",
+            str(out),
+            "--entries",
+            "60",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PATH": str(empty)},
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = [line for line in run.stdout.splitlines() if "real Pulsar" in line]
+    assert lines == ["== real Pulsar: skipped (java and mvn not on PATH); the demo ran on generated sample data only"]
+    assert "reconciled:" in run.stdout and (out / "report.html").exists()
+    assert not (out / "real-pulsar-topic.parquet").exists()

@@ -15,6 +15,7 @@ from .._native import __version__
 from ._commands import cmd_compact, cmd_decode, cmd_generate, cmd_inspect, cmd_last_id, cmd_seek
 from ._demo import cmd_demo
 from ._errors import CliError, one_line
+from ._real_pulsar import cmd_standalone
 from ._topic import add_cluster_options
 
 __all__ = ["CliError", "build_parser", "main"]
@@ -157,13 +158,27 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser(
         "demo",
         help="the main job: generate a sample topic, then decode, read offload, reassemble, seek, inspect, "
-        "compact and last-id",
+        "compact and last-id; then, with Java and Maven, a topic written through a real Pulsar standalone, "
+        "read from its storage",
     )
     m.add_argument("--dir", default="sample-topic", help="working directory (default ./sample-topic)")
     m.add_argument("--entries", type=int, default=2000, help="entries in the sample topic (default 2000)")
     m.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    m.add_argument(
+        "--no-real-pulsar",
+        action="store_true",
+        help="skip the real-Pulsar step (by default it runs when java and mvn are on PATH)",
+    )
     add_overwrite(m, "the working directory")
     m.set_defaults(func=cmd_demo)
+
+    sa = sub.add_parser(
+        "standalone",
+        help="run an Apache Pulsar standalone on 127.0.0.1 (jars resolved by Maven, cached); Ctrl-C stops it",
+    )
+    sa.add_argument("--dir", help="its work directory, kept (default: a temporary one, deleted when it stops)")
+    sa.add_argument("--cache-dir", help="where the jars are kept (default ~/.cache/pulsar-entries/pulsar-<version>)")
+    sa.set_defaults(func=cmd_standalone)
     for command in sub.choices.values():
         add_global_options(command, top=False)
     return p

@@ -1,4 +1,5 @@
-"""``pulsar-entries demo``: the main job on a generated sample topic, on either engine."""
+"""``pulsar-entries demo``: the main job on a generated sample topic, on either engine, then (with
+Java and Maven) a topic written through a real Pulsar standalone and read from its storage."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ._commands import describe, engine, write_sample
 from ._engines import Engine
 from ._errors import CliError
 from ._output import staged
+from ._real_pulsar import demo_real_pulsar
 from ._report import render_html, render_text
 
 
@@ -78,6 +80,7 @@ def _demo(args: argparse.Namespace, out: Path, shown: Callable[[Path], Path]) ->
     report = out / "report.html"
     report.write_text(render_html(st, "pulsar-entries demo topic"))
     print(f"== report written to {shown(report)}")
+    demo_real_pulsar(args, runner, out, shown)
 
 
 def _print_offload(engine: Engine, entries: pa.Table, offload_dir: Path) -> None:

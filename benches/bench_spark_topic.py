@@ -15,6 +15,11 @@ up to ``--batch`` messages, LZ4), unloads it, then times, each round in a rotate
   ``ps.decode`` (``mapInArrow``) into the ``noop`` sink;
 * ``two hops with the export``: the same, timed from the cluster: the entries read in process
   (``read_topic``) and written as Parquet first, as a live topic needed before the source existed;
+* ``one hop, the same columns``: ``format("pulsar")`` with ``reassembleChunks=false``, the rows and
+  columns ``ps.decode`` gives (the default also reassembles chunks and adds their columns);
+* ``floor``: a Python data source whose tasks only hand over the already-decoded rows from Arrow
+  IPC files: what Spark's taking over of these rows from Python workers costs by itself, the least
+  any Python source giving them pays;
 * ``java reader``: a Java ``Reader`` from the earliest position through the broker (``ReaderBench
   serve``, one warm JVM, one reading thread), every value copied out.
 
@@ -43,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.ipc
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -100,6 +106,42 @@ def session(master: str) -> Any:
 
     ps.register(spark)
     return spark
+
+
+class DecodedFilesSource:
+    """The floor of any Python data source giving these rows: a source whose tasks only
+    read already-decoded Arrow IPC files (one per partition) and yield their batches,
+    so what is timed is Spark taking the rows over from the Python workers."""
+
+    @staticmethod
+    def make(directory: str, schema: pa.Schema) -> Any:
+        from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+        from pulsar_entries.spark._arrow import conform, spark_schema
+
+        class Reader(DataSourceReader):
+            def partitions(self) -> list[InputPartition]:
+                return [InputPartition(str(f)) for f in sorted(Path(directory).glob("*.arrow"))]
+
+            def read(self, partition: InputPartition) -> Any:
+                import pyarrow.ipc as ipc
+
+                with pa.memory_map(partition.value) as src:
+                    for batch in ipc.open_file(src).read_all().to_batches():
+                        yield conform(batch, large=False)
+
+        class Source(DataSource):
+            @classmethod
+            def name(cls) -> str:
+                return "decoded-files"
+
+            def schema(self) -> Any:
+                return spark_schema(schema)
+
+            def reader(self, schema: Any) -> DataSourceReader:
+                return Reader()
+
+        return Source
 
 
 def python_workers_peak_rss() -> tuple[int, int]:
@@ -221,6 +263,39 @@ def main() -> int:
             shutil.rmtree(out, ignore_errors=True)
             return seconds, produced["messages"]
 
+        def one_hop_same_columns() -> tuple[float, int]:
+            # The rows and columns ps.decode gives (chunks not reassembled), so both hops do the same work.
+            df = (
+                spark.read.format("pulsar")
+                .option("metadataUrl", url)
+                .option("topic", topic)
+                .option("entriesPerPartition", str(per_partition))
+                .option("reassembleChunks", "false")
+                .load()
+            )
+            t = time.perf_counter()
+            df.write.format("noop").mode("overwrite").save()
+            return time.perf_counter() - t, produced["messages"]
+
+        # The floor: the same decoded rows, already in Arrow IPC files, handed over by a Python source.
+        decoded_dir = workdir / "decoded"
+        decoded_dir.mkdir()
+        decoded_schema = None
+        for i in range(args.partitions):
+            part = pe.decode(kept.slice(i * per_partition, per_partition))
+            decoded_schema = part.schema
+            path = str(decoded_dir / f"part-{i:03d}.arrow")
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, part.schema) as w:
+                w.write_table(part, max_chunksize=8192)
+        assert decoded_schema is not None
+        spark.dataSource.register(DecodedFilesSource.make(str(decoded_dir), decoded_schema))
+
+        def floor() -> tuple[float, int]:
+            df = spark.read.format("decoded-files").load()
+            t = time.perf_counter()
+            df.write.format("noop").mode("overwrite").save()
+            return time.perf_counter() - t, produced["messages"]
+
         # Each Spark side's rows, checked once (untimed): the same messages.
         one = (
             spark.read.format("pulsar")
@@ -232,7 +307,17 @@ def main() -> int:
         assert one.rdd.getNumPartitions() == args.partitions, one.rdd.getNumPartitions()
         two = ps.decode(ps.read_entries(spark, str(parquet)))
         assert two.rdd.getNumPartitions() == args.partitions, two.rdd.getNumPartitions()
-        for name, df in (("one hop", one), ("two hops", two)):
+        same = (
+            spark.read.format("pulsar")
+            .option("metadataUrl", url)
+            .option("topic", topic)
+            .option("entriesPerPartition", str(per_partition))
+            .option("reassembleChunks", "false")
+            .load()
+        )
+        assert sorted(same.columns) == sorted(two.columns), (same.columns, two.columns)
+        files = spark.read.format("decoded-files").load()
+        for name, df in (("one hop", one), ("two hops", two), ("one hop, same columns", same), ("floor", files)):
             got = df.filter("error IS NULL").count()
             if got != produced["messages"]:
                 raise RuntimeError(f"{name}: {got} messages, produced {produced['messages']}")
@@ -252,6 +337,8 @@ def main() -> int:
         sides = {
             'one hop: format("pulsar")': one_hop,
             "two hops: read_entries + ps.decode": two_hops,
+            'one hop, the same columns as ps.decode: format("pulsar"), reassembleChunks=false': one_hop_same_columns,
+            "floor: a Python source handing over the decoded rows from Arrow files": floor,
             "two hops with the export: read_topic + Parquet + read_entries + ps.decode": two_hops_with_export,
             "java reader (broker)": java_reader,
         }

@@ -111,6 +111,10 @@ run_simple(sys.argv[1], int(sys.argv[2]), S3Only(create_backend_app), threaded=T
 """
 
 
+#: Above this disk use a starting standalone is refused: its bookie would stop taking writes at 95 %.
+DISK_FULL_FRACTION = 0.94
+
+
 class StandaloneError(RuntimeError):
     """The broker (or moto) did not start, or stopped unexpectedly; the message names its log."""
 
@@ -531,8 +535,21 @@ class Standalone:
                 self._pick_ports()
         raise AssertionError("unreachable")
 
+    def _check_disk(self) -> None:
+        """A bookie marks its directories full, and refuses every write, above 95 % disk use
+        (BookKeeper's ``diskUsageThreshold``); the broker then reports only "Not enough
+        non-faulty bookies". Say so before starting."""
+        usage = shutil.disk_usage(self.data_dir)
+        used = (usage.total - usage.free) / usage.total if usage.total else 0.0
+        if used > DISK_FULL_FRACTION:
+            raise StandaloneError(
+                f"the disk holding {self.data_dir} is {used:.1%} full ({usage.free / 2**30:.1f} GiB free): the "
+                f"bookie refuses writes above 95 % (BookKeeper's diskUsageThreshold); free some space first"
+            )
+
     def _start_once(self) -> Standalone:
         self._write_files()
+        self._check_disk()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 self.command(),

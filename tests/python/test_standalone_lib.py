@@ -59,3 +59,24 @@ def test_a_failing_maven_is_one_error_and_leaves_no_lib(tmp_path: Path) -> None:
 def test_default_cache_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_cache_dir() == tmp_path / "pulsar-entries" / "pulsar-4.2.4"
+
+
+def test_a_nearly_full_disk_is_one_clear_error_before_the_jvm_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    import subprocess
+
+    from pulsar_entries import _standalone
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "pulsar-broker-4.2.4.jar").touch()
+    started: list[object] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
+    full = shutil._ntuple_diskusage(100 * 2**30, 96 * 2**30, 4 * 2**30)  # type: ignore[attr-defined]
+    monkeypatch.setattr(_standalone.shutil, "disk_usage", lambda path: full)
+    sa = _standalone.Standalone(lib, tmp_path / "work")
+    with pytest.raises(StandaloneError, match=r"96\.0% full .*refuses writes above 95 %"):
+        sa._start_once()
+    assert started == []

@@ -193,6 +193,14 @@ def resolve_schema(opts: TopicOptions, topics: list[str]) -> dict[str, TopicSche
     if opts.user_schema is not None:
         given = as_topic_schema(opts.user_schema)
         return {topic: given for topic in topics}
+    if opts.bookie_dirs is not None:
+        # The registry's versions live in schema ledgers, read from running bookies.
+        if strict:
+            raise ValueError(
+                "pulsar: typed=true with bookieDirs: the registry's schema ledgers are read from running bookies; "
+                "pass the topic's schema with the schema option"
+            )
+        return None
     found: dict[str, TopicSchema] = {}
     for topic in topics:
         try:

@@ -1,0 +1,43 @@
+"""The typed options of ``spark.read.format("pulsar")``, checked on the driver before any look-up."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pulsar_entries.spark._topic_options import TopicOptions, resolve_schema
+
+pytestmark = pytest.mark.spark
+
+BASE = {"topic": "persistent://public/default/orders", "metadataUrl": "zk:127.0.0.1:1"}
+
+
+def test_typed_defaults_and_bad_values() -> None:
+    assert TopicOptions.parse(BASE).typed == "auto"
+    assert TopicOptions.parse({**BASE, "schema": json.dumps({"type": "INT64"})}).typed == "true"
+    with pytest.raises(ValueError, match="option typed='maybe'"):
+        TopicOptions.parse({**BASE, "typed": "maybe"})
+    with pytest.raises(ValueError, match="cannot go with typed=false"):
+        TopicOptions.parse({**BASE, "typed": "false", "schema": json.dumps({"type": "INT64"})})
+    with pytest.raises(ValueError, match="option schema: not JSON"):
+        TopicOptions.parse({**BASE, "schema": "{avro"})
+    with pytest.raises(ValueError, match='with a "type"'):
+        TopicOptions.parse({**BASE, "schema": "[1]"})
+
+
+def test_resolve_schema_without_a_registry_look_up() -> None:
+    topics = [BASE["topic"]]
+    # typed=false, and chunks left unreassembled under auto: untyped, nothing looked up (the store is unreachable).
+    assert resolve_schema(TopicOptions.parse({**BASE, "typed": "false"}), topics) is None
+    assert resolve_schema(TopicOptions.parse({**BASE, "reassembleChunks": "false"}), topics) is None
+    with pytest.raises(ValueError, match="need whole messages"):
+        resolve_schema(TopicOptions.parse({**BASE, "typed": "true", "reassembleChunks": "false"}), topics)
+    # A passed schema applies to every message of every topic.
+    given = resolve_schema(TopicOptions.parse({**BASE, "schema": json.dumps({"type": "INT64"})}), topics)
+    assert given is not None and given[topics[0]].single and given[topics[0]].latest.type == "INT64"
+    # A stopped cluster's files: the schema ledgers need running bookies.
+    offline = {**BASE, "bookieDirs": "/nonexistent"}
+    assert resolve_schema(TopicOptions.parse(offline), topics) is None
+    with pytest.raises(ValueError, match="pass the topic's schema"):
+        resolve_schema(TopicOptions.parse({**offline, "typed": "true"}), topics)

@@ -257,3 +257,55 @@ def test_demo_without_java_and_maven_falls_back_to_generated_data(tmp_path):
     assert lines == ["== real Pulsar: skipped (java and mvn not on PATH); the demo ran on generated sample data only"]
     assert "reconciled:" in run.stdout and (out / "report.html").exists()
     assert not (out / "real-pulsar-topic.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["decode", "--topic", "persistent://t/ns/a", "out.parquet"], ("persistent://t/ns/a", "out.parquet")),
+        (["decode", "persistent://t/ns/a", "out.parquet"], ("persistent://t/ns/a", "out.parquet")),
+        (["decode", "in.parquet", "out.parquet"], ("in.parquet", "out.parquet")),
+        (["compact", "out", "--topic", "persistent://t/ns/a"], ("persistent://t/ns/a", "out")),
+        (["inspect", "--topic", "persistent://t/ns/a"], ("persistent://t/ns/a", None)),
+        (["seek", "--topic", "persistent://t/ns/a", "--time", "5"], ("persistent://t/ns/a", None)),
+    ],
+)
+def test_topic_option_stands_for_in(monkeypatch, argv, expected):
+    """``--topic T`` is IN: the command runs with the same arguments as with the topic as IN."""
+    seen = {}
+    import pulsar_entries.cli as cli
+
+    def record(a):
+        seen.update(input=a.input, out=getattr(a, "out", None))
+
+    for command in ("cmd_decode", "cmd_compact", "cmd_inspect", "cmd_seek"):
+        monkeypatch.setattr(cli, command, record)
+    assert main(argv) == 0
+    assert (seen["input"], seen["out"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["decode"], "the following arguments are required: IN (or --topic), OUT"),
+        (["decode", "--topic", "persistent://t/ns/a"], "the following arguments are required: OUT"),
+        (["decode", "in", "out", "--topic", "persistent://t/ns/a"], "give the topic either as IN or with --topic"),
+        (["inspect", "x", "--topic", "persistent://t/ns/a"], "give the topic either as IN or with --topic"),
+        (["decode", "--topic", "t/ns/a", "out"], "--topic t/ns/a: a topic is persistent://tenant/ns/topic"),
+        (["inspect"], "the following arguments are required: IN (or --topic)"),
+    ],
+)
+def test_topic_option_usage_errors(capsys, argv, message):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.strip().splitlines()[-1].startswith(f"pulsar-entries {argv[0]}: error:")
+
+
+def test_last_id_keeps_its_own_topic_option():
+    """last-id's --topic is the topic's entries (how GetLastMessageId chooses the source), not IN."""
+    from pulsar_entries.cli import build_parser
+
+    args = build_parser().parse_args(["last-id", "compacted.parquet", "--topic", "entries.parquet"])
+    assert (args.input, args.topic) == ("compacted.parquet", "entries.parquet")

@@ -16,7 +16,7 @@ from ._commands import cmd_compact, cmd_decode, cmd_generate, cmd_inspect, cmd_l
 from ._demo import cmd_demo
 from ._errors import CliError, one_line
 from ._real_pulsar import cmd_standalone
-from ._topic import add_cluster_options
+from ._topic import add_cluster_options, topic_option_as_input
 
 __all__ = ["CliError", "build_parser", "main"]
 
@@ -81,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_generate)
 
     d = sub.add_parser("decode", help="decode entries into messages, written as Parquet")
-    d.add_argument("input", metavar="IN", help=IN_HELP)
-    d.add_argument("out", metavar="OUT", help="output: a Parquet directory (spark) or file (local)")
+    d.add_argument("input", metavar="IN", nargs="?", help=IN_HELP)
+    d.add_argument("out", metavar="OUT", nargs="?", help="output: a Parquet directory (spark) or file (local)")
     d.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     d.add_argument("--keep-markers", action="store_true", help="keep marker entries as rows")
     add_cluster_options(d)
@@ -108,21 +108,23 @@ def build_parser() -> argparse.ArgumentParser:
         '({"type": "AVRO", "schema": {...}, "properties": {}}); every message is read with it',
     )
     t.add_argument("--no-value", action="store_true", help="with --typed/--schema: leave out the raw value bytes")
-    d.set_defaults(func=cmd_decode)
+    d.set_defaults(func=cmd_decode, topic_input=(d, True))
 
     i = sub.add_parser("inspect", help="summarize a topic: counts, codecs, sizes, time range, errors")
-    i.add_argument("input", metavar="IN", help=IN_HELP)
+    i.add_argument("input", metavar="IN", nargs="?", help=IN_HELP)
     i.add_argument("--html", metavar="FILE", help="also write an HTML report with charts to FILE")
     add_cluster_options(i)
     add_overwrite(i, "the --html FILE")
-    i.set_defaults(func=cmd_inspect)
+    i.set_defaults(func=cmd_inspect, topic_input=(i, False))
 
     c = sub.add_parser(
         "compact",
         help="compact a topic as the broker does: compacted entries, compacted-ledger records and the view",
     )
-    c.add_argument("input", metavar="IN", help=IN_HELP)
-    c.add_argument("out", metavar="OUT", help="output directory: OUT/compacted, OUT/ledger-records, OUT/view (Parquet)")
+    c.add_argument("input", metavar="IN", nargs="?", help=IN_HELP)
+    c.add_argument(
+        "out", metavar="OUT", nargs="?", help="output directory: OUT/compacted, OUT/ledger-records, OUT/view (Parquet)"
+    )
     c.add_argument(
         "--strategy",
         help="PIP-215 strategy: latest-wins, first-wins, versioned-state, or MODULE:CLASS (a user strategy)",
@@ -134,13 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     add_cluster_options(c, read_compacted=False)
     add_overwrite(c, "OUT")
-    c.set_defaults(func=cmd_compact)
+    c.set_defaults(func=cmd_compact, topic_input=(c, True))
 
     sk = sub.add_parser("seek", help="the position a consumer seeking to a broker time lands on (PIP-70)")
-    sk.add_argument("input", metavar="IN", help=IN_HELP)
+    sk.add_argument("input", metavar="IN", nargs="?", help=IN_HELP)
     sk.add_argument("--time", required=True, help="ms since the epoch, or ISO-8601 (UTC unless a zone is given)")
     add_cluster_options(sk)
-    sk.set_defaults(func=cmd_seek)
+    sk.set_defaults(func=cmd_seek, topic_input=(sk, False))
 
     li = sub.add_parser("last-id", help="print the last message position of compacted entries (PIP-429)")
     li.add_argument(
@@ -152,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("--topic", help="the topic's entries, to choose the source as GetLastMessageId does")
     li.add_argument("--horizon", help="compaction horizon LEDGER:ENTRY (default: the topic's last entry)")
     li.add_argument("--no-read-compacted", action="store_true", help="answer as a reader without readCompacted")
-    add_cluster_options(li, read_compacted=False)
+    add_cluster_options(li, read_compacted=False, topic=False)
     li.set_defaults(func=cmd_last_id)
 
     m = sub.add_parser(
@@ -186,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "topic_input", None) is not None:  # --topic T stands for IN
+        parser, has_out = args.topic_input
+        topic_option_as_input(parser, args, out=has_out)
     try:
         args.func(args)
     except KeyboardInterrupt:

@@ -27,12 +27,20 @@ def is_topic(source: object) -> bool:
     return isinstance(source, str) and source.startswith(TOPIC_SCHEMES)
 
 
-def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = True) -> None:
-    """The options of a command whose ``IN`` may be a topic."""
+def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = True, topic: bool = True) -> None:
+    """The options of a command whose ``IN`` may be a topic. With ``topic``,
+    ``--topic T`` may stand for ``IN`` (see :func:`topic_option_as_input`)."""
     g = p.add_argument_group(
-        "reading a topic from a cluster (IN = persistent://tenant/ns/topic)",
+        "reading a topic from a cluster (IN = persistent://tenant/ns/topic, or --topic)",
         "the entries come from the bookies, tiered storage or bookie files, never through the broker",
     )
+    if topic:
+        g.add_argument(
+            "--topic",
+            dest="topic_in",
+            metavar="TOPIC",
+            help="the topic to read, persistent://tenant/ns/topic, in place of IN",
+        )
     g.add_argument(
         "--metadata-url",
         metavar="URL",
@@ -70,6 +78,27 @@ def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = Tr
         help=f"token for the admin REST API (Authorization: Bearer; default ${TOKEN_ENV})",
     )
     g.add_argument("--timeout", type=float, default=30.0, help="seconds per metadata or bookie request (default 30)")
+
+
+def topic_option_as_input(p: argparse.ArgumentParser, args: argparse.Namespace, *, out: bool) -> None:
+    """Make ``--topic T`` the command's ``IN``. ``IN`` (and ``OUT``, when the
+    command has one) are optional positionals so that ``--topic T OUT`` parses;
+    this shifts them and gives argparse's one-line usage error when a
+    positional is missing or the topic is given twice."""
+    given = [v for v in (args.input, getattr(args, "out", None)) if v is not None]
+    wanted = 2 if out else 1
+    if args.topic_in is not None:
+        if not is_topic(args.topic_in):
+            p.error(f"--topic {args.topic_in}: a topic is persistent://tenant/ns/topic")
+        if len(given) == wanted:
+            p.error("give the topic either as IN or with --topic, not both")
+        given.insert(0, args.topic_in)
+    if len(given) < wanted:
+        names = ["IN (or --topic)", "OUT"][len(given) : wanted]
+        p.error(f"the following arguments are required: {', '.join(names)}")
+    args.input = given[0]
+    if out:
+        args.out = given[1]
 
 
 @dataclass

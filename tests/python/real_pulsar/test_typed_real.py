@@ -142,10 +142,11 @@ def test_cli_decode_typed_writes_what_read_topic_gives(real_pulsar_zk: Any, tmp_
             "--engine",
             "local",
             "decode",
+            "--topic",
             NS + "schema-avro",
-            str(out),
             "--metadata-url",
             zk_url(rp),
+            str(out),
             "--typed",
         ],
         capture_output=True,
@@ -162,6 +163,29 @@ def test_cli_decode_typed_writes_what_read_topic_gives(real_pulsar_zk: Any, tmp_
         == expected.select(["id", "item", "price", "tags", "qty", "error"]).to_pylist()
     )
     assert written["qty"].to_pylist()[:12] == [7] * 12
+    # IN as a positional topic is the same command
+    again = tmp_path / "again.parquet"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pulsar_entries",
+            "--quiet",
+            "--engine",
+            "local",
+            "decode",
+            NS + "schema-avro",
+            str(again),
+            "--metadata-url",
+            zk_url(rp),
+            "--typed",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert pq.read_table(again).equals(written)
 
 
 def test_the_registry_in_the_rocksdb_store(real_pulsar: Any) -> None:

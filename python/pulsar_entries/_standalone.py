@@ -111,8 +111,16 @@ run_simple(sys.argv[1], int(sys.argv[2]), S3Only(create_backend_app), threaded=T
 """
 
 
-#: Above this disk use a starting standalone is refused: its bookie would stop taking writes at 95 %.
-DISK_FULL_FRACTION = 0.94
+#: The bookie's disk thresholds (BookKeeper's ``diskUsageThreshold`` and ``diskUsageWarnThreshold``,
+#: read from ``broker.conf``). BookKeeper's default of 0.95 turns a bookie read-only on a large,
+#: busy disk that still has gigabytes free (a 250 GiB disk at 96 % has 9 GiB); like Pulsar's own
+#: test bookies (``BKCluster``), this one stops taking writes only at 99.9 %.
+BOOKIE_DISK_USAGE_THRESHOLD = 0.999
+BOOKIE_DISK_USAGE_WARN_THRESHOLD = 0.99
+
+#: Below this much free space a starting standalone is refused: the bookie would soon stop
+#: taking writes, and the broker would report only "Not enough non-faulty bookies".
+MIN_FREE_BYTES = 2 * 2**30
 
 
 class StandaloneError(RuntimeError):
@@ -440,6 +448,10 @@ class Standalone:
             "maxMessageSize": self.max_message_size,
             "allowAutoTopicCreationType": "non-partitioned",
             "webSocketServiceEnabled": "false",
+            # The bookie reads these too (see BOOKIE_DISK_USAGE_THRESHOLD).
+            "diskUsageThreshold": BOOKIE_DISK_USAGE_THRESHOLD,
+            "diskUsageWarnThreshold": BOOKIE_DISK_USAGE_WARN_THRESHOLD,
+            "diskUsageLwmThreshold": BOOKIE_DISK_USAGE_WARN_THRESHOLD,
         }
         if self.s3_endpoint is not None:
             if self.offloaders_dir is None:
@@ -536,15 +548,16 @@ class Standalone:
         raise AssertionError("unreachable")
 
     def _check_disk(self) -> None:
-        """A bookie marks its directories full, and refuses every write, above 95 % disk use
-        (BookKeeper's ``diskUsageThreshold``); the broker then reports only "Not enough
-        non-faulty bookies". Say so before starting."""
+        """A bookie marks its directories full, and refuses every write, once its disk passes
+        ``diskUsageThreshold``; the broker then reports only "Not enough non-faulty bookies".
+        Say so before starting, while there is still room for a test corpus."""
         usage = shutil.disk_usage(self.data_dir)
         used = (usage.total - usage.free) / usage.total if usage.total else 0.0
-        if used > DISK_FULL_FRACTION:
+        if usage.free < MIN_FREE_BYTES or used > BOOKIE_DISK_USAGE_THRESHOLD:
             raise StandaloneError(
-                f"the disk holding {self.data_dir} is {used:.1%} full ({usage.free / 2**30:.1f} GiB free): the "
-                f"bookie refuses writes above 95 % (BookKeeper's diskUsageThreshold); free some space first"
+                f"the disk holding {self.data_dir} has {usage.free / 2**30:.1f} GiB free ({used:.1%} full): a "
+                f"standalone needs {MIN_FREE_BYTES / 2**30:.0f} GiB, and its bookie refuses writes above "
+                f"{BOOKIE_DISK_USAGE_THRESHOLD:.1%} (diskUsageThreshold); free some space first"
             )
 
     def _start_once(self) -> Standalone:

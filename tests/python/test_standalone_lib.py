@@ -74,9 +74,44 @@ def test_a_nearly_full_disk_is_one_clear_error_before_the_jvm_starts(
     (lib / "pulsar-broker-4.2.4.jar").touch()
     started: list[object] = []
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
-    full = shutil._ntuple_diskusage(100 * 2**30, 96 * 2**30, 4 * 2**30)  # type: ignore[attr-defined]
+    full = shutil._ntuple_diskusage(250 * 2**30, 249 * 2**30, 1 * 2**30)  # type: ignore[attr-defined]
     monkeypatch.setattr(_standalone.shutil, "disk_usage", lambda path: full)
     sa = _standalone.Standalone(lib, tmp_path / "work")
-    with pytest.raises(StandaloneError, match=r"96\.0% full .*refuses writes above 95 %"):
+    with pytest.raises(StandaloneError, match=r"1\.0 GiB free \(99\.6% full\): a standalone needs 2 GiB"):
         sa._start_once()
     assert started == []
+
+
+def test_a_large_disk_over_95_percent_full_still_starts_and_the_bookie_is_told_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """9 GiB free on a 250 GiB disk is 96.4 % use: BookKeeper's default threshold (0.95) would
+    make the bookie read-only, so broker.conf (which the standalone's bookie also reads) raises it."""
+    import shutil
+    import subprocess
+
+    from pulsar_entries import _standalone
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "pulsar-broker-4.2.4.jar").touch()
+    started: list[object] = []
+
+    class Started(Exception):
+        pass
+
+    def popen(*a: object, **k: object) -> None:
+        started.append(a)
+        raise Started
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    busy = shutil._ntuple_diskusage(250 * 2**30, 241 * 2**30, 9 * 2**30)  # type: ignore[attr-defined]
+    monkeypatch.setattr(_standalone.shutil, "disk_usage", lambda path: busy)
+    sa = _standalone.Standalone(lib, tmp_path / "work")
+    with pytest.raises(Started):
+        sa._start_once()
+    assert len(started) == 1
+    conf = dict(line.split("=", 1) for line in sa.config_path.read_text().splitlines())
+    assert float(conf["diskUsageThreshold"]) > 0.964
+    assert float(conf["diskUsageWarnThreshold"]) <= float(conf["diskUsageThreshold"]) < 1
+    assert float(conf["diskUsageLwmThreshold"]) <= float(conf["diskUsageThreshold"])

@@ -4,14 +4,12 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
-    StringBuilder, StructBuilder, TimestampMillisecondBuilder,
+    BinaryBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
+    TimestampMillisecondBuilder,
 };
 use arrow_array::{ArrayRef, BinaryArray};
 use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
-
-use crate::decode::arrow_types::properties_builder_with;
 
 use super::schema::{header_fields, message_schema};
 use crate::format::batch::BatchRecord;
@@ -25,7 +23,7 @@ mod runs;
 mod value;
 
 pub(super) use runs::null_array;
-use runs::{BoolRun, NullRun};
+use runs::{BoolRun, NullRun, PropertiesColumn};
 
 pub(super) use value::ValueColumn;
 
@@ -85,7 +83,7 @@ pub(super) struct Columns {
     pub(super) key: NullRun<StringBuilder>,
     pub(super) key_b64_encoded: BoolRun,
     pub(super) ordering_key: NullRun<BinaryBuilder>,
-    pub(super) properties: MapBuilder<StringBuilder, StringBuilder>,
+    pub(super) properties: PropertiesColumn,
     pub(super) headers: NullRun<ListBuilder<StructBuilder>>,
     pub(super) value: ValueColumn,
     pub(super) compacted_out: BoolRun,
@@ -153,50 +151,54 @@ impl Columns {
         // Columns that are mostly null (`sparse`) start small: a run of
         // nulls up to `finish` is never written (see `runs`).
         let int64 = |c| Int64Builder::with_capacity(n(c));
-        let int32 = |c| NullRun::new(Int32Builder::with_capacity(n(c)));
-        let long = |c| NullRun::new(int64(c));
-        let ts =
-            |c| NullRun::new(TimestampMillisecondBuilder::with_capacity(n(c)).with_timezone("UTC"));
-        // Text columns: item capacity, and `bytes` per row of text.
-        let text = |c, bytes: usize| NullRun::new(StringBuilder::with_capacity(n(c), n(c) * bytes));
-        let bin = |c| NullRun::new(BinaryBuilder::with_capacity(n(c), 0));
-        let bool_ = |c| BoolRun::new(BooleanBuilder::with_capacity(n(c)));
+        let int32 = |c| NullRun::new(Int32Builder::with_capacity, n(c));
+        let long = |c| NullRun::new(Int64Builder::with_capacity, n(c));
+        let ts = |c| {
+            NullRun::new(
+                |r| TimestampMillisecondBuilder::with_capacity(r).with_timezone("UTC"),
+                n(c),
+            )
+        };
+        // Text columns: `bytes` per row of text.
+        let text = |c, make: fn(usize) -> StringBuilder| NullRun::new(make, n(c));
+        let bin = |c| NullRun::new(|r| BinaryBuilder::with_capacity(r, 0), n(c));
+        let bool_ = |c| BoolRun::new(n(c));
         Columns {
             ledger_id: int64(LEDGER_ID),
             entry_id: int64(ENTRY_ID),
             partition: Int32Builder::with_capacity(n(PARTITION)),
             batch_index: int32(BATCH_INDEX),
             num_messages: int32(NUM_MESSAGES),
-            producer_name: text(PRODUCER_NAME, 16),
+            producer_name: text(PRODUCER_NAME, |r| StringBuilder::with_capacity(r, r * 16)),
             sequence_id: long(SEQUENCE_ID),
             publish_time: ts(PUBLISH_TIME),
             event_time: ts(EVENT_TIME),
-            timestamp_type: text(TIMESTAMP_TYPE, 0),
-            key: text(KEY, 16),
+            timestamp_type: text(TIMESTAMP_TYPE, |r| StringBuilder::with_capacity(r, 0)),
+            key: text(KEY, |r| StringBuilder::with_capacity(r, r * 16)),
             key_b64_encoded: bool_(KEY_B64_ENCODED),
             ordering_key: bin(ORDERING_KEY),
-            properties: properties_builder_with(n(PROPERTIES)),
-            headers: NullRun::new(headers_builder()),
+            properties: PropertiesColumn::new(n(PROPERTIES)),
+            headers: NullRun::new(|_| headers_builder(), 0),
             value: ValueColumn::with_capacity(value_bytes),
             compacted_out: bool_(COMPACTED_OUT),
             schema_version: bin(SCHEMA_VERSION),
-            compression: text(COMPRESSION, 4),
+            compression: text(COMPRESSION, |r| StringBuilder::with_capacity(r, r * 4)),
             uncompressed_size: long(UNCOMPRESSED_SIZE),
             encrypted: bool_(ENCRYPTED),
             broker_timestamp: ts(BROKER_TIMESTAMP),
             broker_index: long(BROKER_INDEX),
             offset: long(OFFSET),
-            uuid: text(UUID, 0),
+            uuid: text(UUID, |r| StringBuilder::with_capacity(r, 0)),
             chunk_id: int32(CHUNK_ID),
             num_chunks: int32(NUM_CHUNKS),
             total_chunk_size: int32(TOTAL_CHUNK_SIZE),
             marker_type: int32(MARKER_TYPE),
             txnid_most_bits: long(TXNID_MOST_BITS),
             txnid_least_bits: long(TXNID_LEAST_BITS),
-            replicated_from: text(REPLICATED_FROM, 0),
+            replicated_from: text(REPLICATED_FROM, |r| StringBuilder::with_capacity(r, 0)),
             deliver_at_time: ts(DELIVER_AT_TIME),
-            processor: text(PROCESSOR, 6),
-            error: text(ERROR, 0),
+            processor: text(PROCESSOR, |r| StringBuilder::with_capacity(r, r * 6)),
+            error: text(ERROR, |r| StringBuilder::with_capacity(r, 0)),
             rows: 0,
             bytes: 0,
             want,
@@ -372,9 +374,7 @@ impl Columns {
                     }
                 }
                 if self.want[PROPERTIES] {
-                    self.properties
-                        .append(true)
-                        .expect("keys and values stay aligned");
+                    self.properties.append(true);
                 }
                 match &m.headers {
                     Some(MessageHeaders::Raw(headers)) => {
@@ -436,9 +436,7 @@ impl Columns {
                     self.ordering_key.append_null();
                 }
                 if self.want[PROPERTIES] {
-                    self.properties
-                        .append(false)
-                        .expect("keys and values stay aligned");
+                    self.properties.append(false);
                 }
                 if self.want[HEADERS] {
                     self.headers.append_null();
@@ -493,7 +491,7 @@ impl Columns {
             Arc::new(self.key.finish(dt(KEY))),
             Arc::new(self.key_b64_encoded.finish(dt(KEY_B64_ENCODED))),
             Arc::new(self.ordering_key.finish(dt(ORDERING_KEY))),
-            Arc::new(self.properties.finish()),
+            self.properties.finish(),
             Arc::new(self.headers.finish(dt(HEADERS))),
             Arc::new(self.value.finish()),
             Arc::new(self.compacted_out.finish(dt(COMPACTED_OUT))),

@@ -167,9 +167,7 @@ impl Columns {
                     self.properties.values().append_value(v);
                     self.bytes += k.len() + v.len();
                 }
-                self.properties
-                    .append(true)
-                    .expect("keys and values stay aligned");
+                self.properties.append(true);
             }
             if self.want[COMPACTED_OUT] {
                 self.compacted_out.append_value(smm.is_compacted_out());
@@ -227,9 +225,7 @@ impl Columns {
                 self.properties.values().append_value(v);
                 self.bytes += k.len() + v.len();
             }
-            self.properties
-                .append(true)
-                .expect("keys and values stay aligned");
+            self.properties.append(true);
         }
         if self.want[COMPACTED_OUT] {
             self.compacted_out.append_value(false);

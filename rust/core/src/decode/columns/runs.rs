@@ -10,15 +10,20 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use arrow_array::builder::{
-    ArrayBuilder, BooleanBuilder, GenericByteBuilder, ListBuilder, PrimitiveBuilder, StructBuilder,
+    ArrayBuilder, BooleanBuilder, GenericByteBuilder, ListBuilder, PrimitiveBuilder, StringBuilder,
+    StructBuilder,
 };
 use arrow_array::types::{ArrowPrimitiveType, ByteArrayType};
 use arrow_array::{
-    new_empty_array, new_null_array, ArrayRef, BooleanArray, GenericByteArray, ListArray,
-    PrimitiveArray,
+    new_empty_array, new_null_array, ArrayRef, BooleanArray, GenericByteArray, ListArray, MapArray,
+    PrimitiveArray, StructArray,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{
+    BooleanBuffer, Buffer, MutableBuffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer,
+};
 use arrow_schema::DataType;
+
+use crate::decode::arrow_types::properties_type;
 
 /// Zero buffers up to this size are kept for reuse by every later batch.
 const KEEP_ZEROS: usize = 16 << 20;
@@ -150,14 +155,25 @@ impl Nulls for ListBuilder<StructBuilder> {
 }
 
 /// A column builder and the run of nulls appended after its last value.
+/// The builder is allocated (for `rows` rows) at the first value: a column
+/// that stays null allocates nothing.
 pub(in crate::decode) struct NullRun<B: Nulls> {
     builder: B,
     nulls: usize,
+    /// Rows to allocate for at the first value (0: allocated).
+    rows: usize,
+    make: fn(usize) -> B,
 }
 
 impl<B: Nulls> NullRun<B> {
-    pub(in crate::decode) fn new(builder: B) -> Self {
-        NullRun { builder, nulls: 0 }
+    /// `make(rows)`: the builder for `rows` rows.
+    pub(in crate::decode) fn new(make: fn(usize) -> B, rows: usize) -> Self {
+        NullRun {
+            builder: make(0),
+            nulls: 0,
+            rows,
+            make,
+        }
     }
 
     #[inline]
@@ -173,6 +189,9 @@ impl<B: Nulls> NullRun<B> {
     /// The builder, with the pending nulls written out: for a value.
     #[inline]
     pub(in crate::decode) fn builder(&mut self) -> &mut B {
+        if self.rows > 0 {
+            self.builder = (self.make)(std::mem::take(&mut self.rows));
+        }
         if self.nulls > 0 {
             self.builder.append_nulls(std::mem::take(&mut self.nulls));
         }
@@ -256,14 +275,17 @@ pub(in crate::decode) struct BoolRun {
     builder: BooleanBuilder,
     value: Option<bool>,
     n: usize,
+    /// Rows to allocate for when the first run is written (0: allocated).
+    rows: usize,
 }
 
 impl BoolRun {
-    pub(in crate::decode) fn new(builder: BooleanBuilder) -> Self {
+    pub(in crate::decode) fn new(rows: usize) -> Self {
         BoolRun {
-            builder,
+            builder: BooleanBuilder::new(),
             value: None,
             n: 0,
+            rows,
         }
     }
 
@@ -297,6 +319,9 @@ impl BoolRun {
     }
 
     fn flush(&mut self) {
+        if self.rows > 0 {
+            self.builder = BooleanBuilder::with_capacity(std::mem::take(&mut self.rows));
+        }
         let n = std::mem::take(&mut self.n);
         match self.value {
             Some(v) => self.builder.append_n(n, v),
@@ -316,6 +341,105 @@ impl BoolRun {
             self.flush();
         }
         Arc::new(self.builder.finish())
+    }
+}
+
+/// The `properties` column (`map<string, string>`), built by hand: most
+/// messages have no properties, and a run of empty maps is counted, not
+/// appended row by row (all empty up to `finish`: offsets over the shared
+/// zeros).
+pub(in crate::decode) struct PropertiesColumn {
+    keys: StringBuilder,
+    values: StringBuilder,
+    /// Offsets of the written maps (starts with 0).
+    offsets: Vec<i32>,
+    nulls: NullBufferBuilder,
+    /// Empty, valid maps after the written ones.
+    empty: usize,
+    /// Rows to allocate the offsets for at the first write (0: allocated).
+    rows: usize,
+}
+
+impl PropertiesColumn {
+    pub(in crate::decode) fn new(rows: usize) -> Self {
+        PropertiesColumn {
+            keys: StringBuilder::new(),
+            values: StringBuilder::new(),
+            offsets: vec![0],
+            nulls: NullBufferBuilder::new(0),
+            empty: 0,
+            rows,
+        }
+    }
+
+    /// The keys of the map being built (a value for each, then `append`).
+    #[inline]
+    pub(in crate::decode) fn keys(&mut self) -> &mut StringBuilder {
+        &mut self.keys
+    }
+
+    #[inline]
+    pub(in crate::decode) fn values(&mut self) -> &mut StringBuilder {
+        &mut self.values
+    }
+
+    /// Ends the map of one row: the pairs appended since the last one, or a
+    /// null map (`valid == false`; appended pairs then belong to no row).
+    #[inline]
+    pub(in crate::decode) fn append(&mut self, valid: bool) {
+        debug_assert_eq!(self.keys.len(), self.values.len());
+        let end = self.keys.len() as i32;
+        let last = self.offsets[self.offsets.len() - 1];
+        if valid && end == last {
+            self.empty += 1;
+            return;
+        }
+        self.write_empty();
+        self.offsets.push(end);
+        self.nulls.append(valid);
+    }
+
+    fn write_empty(&mut self) {
+        if self.rows > 0 {
+            self.offsets
+                .reserve(std::mem::take(&mut self.rows).saturating_sub(self.offsets.len()));
+        }
+        if self.empty > 0 {
+            let last = self.offsets[self.offsets.len() - 1];
+            self.offsets.extend(std::iter::repeat_n(last, self.empty));
+            self.nulls
+                .append_n_non_nulls(std::mem::take(&mut self.empty));
+        }
+    }
+
+    pub(in crate::decode) fn finish(&mut self) -> ArrayRef {
+        let DataType::Map(field, ordered) = properties_type() else {
+            unreachable!("properties are a map")
+        };
+        let DataType::Struct(fields) = field.data_type() else {
+            unreachable!("map entries are a struct")
+        };
+        let offsets = if self.offsets.len() == 1 {
+            zero_offsets(std::mem::take(&mut self.empty))
+        } else {
+            self.write_empty();
+            let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+            // SAFETY: each offset is the key count when its map ended, which
+            // only grows; the first is 0.
+            unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }
+        };
+        let entries = StructArray::new(
+            fields.clone(),
+            vec![Arc::new(self.keys.finish()), Arc::new(self.values.finish())],
+            None,
+        );
+        Arc::new(MapArray::new(
+            field.clone(),
+            offsets,
+            entries,
+            self.nulls.finish(),
+            ordered,
+        ))
     }
 }
 
@@ -370,10 +494,10 @@ mod tests {
         for shape in shapes {
             for repeat in [1, 3, 9] {
                 let mut plain = Int64Builder::new();
-                let mut run = NullRun::new(Int64Builder::new());
-                let mut text = NullRun::new(StringBuilder::new());
+                let mut run = NullRun::new(Int64Builder::with_capacity, 4);
+                let mut text = NullRun::new(|r| StringBuilder::with_capacity(r, r), 4);
                 let mut plain_text = StringBuilder::new();
-                let mut bin = NullRun::new(BinaryBuilder::new());
+                let mut bin = NullRun::new(|_| BinaryBuilder::new(), 0);
                 let mut plain_bin = BinaryBuilder::new();
                 for v in shape {
                     for _ in 0..repeat {
@@ -416,7 +540,7 @@ mod tests {
         for code in 0..(6usize.pow(4)) {
             for runs in 0..=4 {
                 let mut plain = BooleanBuilder::new();
-                let mut ours = BoolRun::new(BooleanBuilder::new());
+                let mut ours = BoolRun::new(code % 4);
                 let mut c = code;
                 for _ in 0..runs {
                     let (v, n) = (values[c % 3], [1, 3][(c / 3) % 2]);
@@ -435,6 +559,37 @@ mod tests {
                 let got = ours.finish(&DataType::Boolean);
                 assert_eq!(got.to_data(), expect.to_data(), "code {code}, {runs} runs");
                 assert_eq!(got.null_count(), expect.null_count());
+            }
+        }
+    }
+
+    #[test]
+    fn properties_equal_the_map_builders() {
+        use crate::decode::arrow_types::properties_builder;
+        // 0: empty map, 1: one pair, 2: two pairs (one null value), 3: null map.
+        for code in 0..(4usize.pow(5)) {
+            for rows in 0..=5 {
+                let mut plain = properties_builder();
+                let mut ours = PropertiesColumn::new(code % 3);
+                let mut c = code;
+                for r in 0..rows {
+                    let kind = c % 4;
+                    c /= 4;
+                    for j in 0..kind.min(2) {
+                        let (k, v) = (format!("k{r}{j}"), (j == 0).then(|| format!("v{r}")));
+                        plain.keys().append_value(&k);
+                        plain.values().append_option(v.as_deref());
+                        ours.keys().append_value(&k);
+                        ours.values().append_option(v.as_deref());
+                    }
+                    plain.append(kind != 3).unwrap();
+                    ours.append(kind != 3);
+                }
+                let expect = plain.finish();
+                let got = ours.finish();
+                got.to_data().validate_full().unwrap();
+                assert_eq!(got.data_type(), &properties_type());
+                assert_eq!(got.to_data(), expect.to_data(), "code {code}, {rows} rows");
             }
         }
     }

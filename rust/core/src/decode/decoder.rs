@@ -429,11 +429,14 @@ impl Decoder {
         let n = split?;
         txn.append(pulsar_txn(md), n);
         let values = &mut columns.value;
+        if !staged {
+            values.append_spans(entry.payload, spans);
+            return Ok(());
+        }
         for &span in spans.iter() {
             match span {
                 Span::Null => values.append_copy(None),
-                Span::At(src, len) if staged => values.commit(at + src, len),
-                Span::At(src, len) => values.append_copy(Some(&entry.payload[src..src + len])),
+                Span::At(src, len) => values.commit(at + src, len),
             }
         }
         Ok(())

@@ -17,7 +17,9 @@ long-lived process over the same files:
   python-lz4 / zstandard), reading every message's key, properties, event time and data -- with no
   checksum and no metadata parse (the payloads are located before timing), so a lower bound for it;
 * floors (Rust): ``memcpy`` of every entry, ``crc32c`` over every entry, ``codec`` = every payload
-  decompressed alone.
+  decompressed alone, ``parse`` = every entry checksummed, its metadata parsed, its payload
+  decompressed and split into records (the work before any output), ``values`` = ``parse`` plus every
+  value copied with its offset into reused buffers (the ``value`` column alone).
 
 Every side first reproduces the same totals (messages, value bytes, key bytes, properties, CRC-32 of
 all values, in entry order); the script stops if they differ. Then the rounds: each round times every
@@ -403,7 +405,7 @@ def main() -> None:
 
         # Rounds.
         cases = [(n, m) for n in names for m in ("all", "proj")]
-        floors = ("memcpy", "crc32c", "codec")
+        floors = ("memcpy", "crc32c", "codec", "parse", "values")
         res: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
         order = list(sides)
         for r in range(args.rounds):
@@ -452,10 +454,10 @@ def main() -> None:
     print()
     print("Floors and pulsar-client (ms per pass, median process CPU); messages per pass; ns per message")
     print(
-        "| corpus | messages | memcpy | crc32c | codec alone | Java | ours (Rust) | ours ns/msg | Java ns/msg "
-        "| pulsar-client parse_from | pulsar-client vs Java, CPU |"
+        "| corpus | messages | memcpy | crc32c | codec alone | parse | parse + values | Java | ours (Rust) "
+        "| ours ns/msg | Java ns/msg | pulsar-client parse_from | pulsar-client vs Java, CPU |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         n = CORPORA[name][2] * CORPORA[name][7]
         j, o = med((name, "all", "java"), 0), med((name, "all", "rust"), 0)
@@ -463,7 +465,8 @@ def main() -> None:
         pcs = f"{med(pc, 0):.1f} | {spread(ratios(name, 'all', 'pulsar-client', 0))}" if pc in res else "– | –"
         print(
             f"| {name} | {n} | {med((name, 'memcpy', 'rust'), 0):.2f} | {med((name, 'crc32c', 'rust'), 0):.2f} | "
-            f"{med((name, 'codec', 'rust'), 0):.2f} | {j:.1f} | {o:.1f} | {o * 1e6 / n:.0f} | {j * 1e6 / n:.0f} | {pcs} |"
+            f"{med((name, 'codec', 'rust'), 0):.2f} | {med((name, 'parse', 'rust'), 0):.2f} | "
+            f"{med((name, 'values', 'rust'), 0):.2f} | {j:.1f} | {o:.1f} | {o * 1e6 / n:.0f} | {j * 1e6 / n:.0f} | {pcs} |"
         )
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(

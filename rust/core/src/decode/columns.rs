@@ -4,16 +4,14 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
-    StringBuilder, StructBuilder, TimestampMillisecondBuilder,
+    BinaryBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
+    TimestampMillisecondBuilder,
 };
 use arrow_array::{ArrayRef, BinaryArray};
 use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
 
-use crate::decode::arrow_types::properties_builder_with;
-
-use super::schema::header_fields;
+use super::schema::{header_fields, message_schema};
 use crate::format::batch::BatchRecord;
 use crate::format::compression::Codec;
 use crate::format::frame::EntryView;
@@ -21,7 +19,11 @@ use crate::processor::api::{base_offset, EntryId, Message, MessageHeaders, Messa
 use crate::processor::pulsar::PulsarProcessor;
 
 mod batch;
+mod runs;
 mod value;
+
+pub(super) use runs::null_array;
+use runs::{BoolRun, NullRun, PropertiesColumn};
 
 pub(super) use value::ValueColumn;
 
@@ -71,38 +73,38 @@ pub(super) struct Columns {
     pub(super) ledger_id: Int64Builder,
     pub(super) entry_id: Int64Builder,
     pub(super) partition: Int32Builder,
-    pub(super) batch_index: Int32Builder,
-    pub(super) num_messages: Int32Builder,
-    pub(super) producer_name: StringBuilder,
-    pub(super) sequence_id: Int64Builder,
-    pub(super) publish_time: TimestampMillisecondBuilder,
-    pub(super) event_time: TimestampMillisecondBuilder,
-    pub(super) timestamp_type: StringBuilder,
-    pub(super) key: StringBuilder,
-    pub(super) key_b64_encoded: BooleanBuilder,
-    pub(super) ordering_key: BinaryBuilder,
-    pub(super) properties: MapBuilder<StringBuilder, StringBuilder>,
-    pub(super) headers: ListBuilder<StructBuilder>,
+    pub(super) batch_index: NullRun<Int32Builder>,
+    pub(super) num_messages: NullRun<Int32Builder>,
+    pub(super) producer_name: NullRun<StringBuilder>,
+    pub(super) sequence_id: NullRun<Int64Builder>,
+    pub(super) publish_time: NullRun<TimestampMillisecondBuilder>,
+    pub(super) event_time: NullRun<TimestampMillisecondBuilder>,
+    pub(super) timestamp_type: NullRun<StringBuilder>,
+    pub(super) key: NullRun<StringBuilder>,
+    pub(super) key_b64_encoded: BoolRun,
+    pub(super) ordering_key: NullRun<BinaryBuilder>,
+    pub(super) properties: PropertiesColumn,
+    pub(super) headers: NullRun<ListBuilder<StructBuilder>>,
     pub(super) value: ValueColumn,
-    pub(super) compacted_out: BooleanBuilder,
-    pub(super) schema_version: BinaryBuilder,
-    pub(super) compression: StringBuilder,
-    pub(super) uncompressed_size: Int64Builder,
-    pub(super) encrypted: BooleanBuilder,
-    pub(super) broker_timestamp: TimestampMillisecondBuilder,
-    pub(super) broker_index: Int64Builder,
-    pub(super) offset: Int64Builder,
-    pub(super) uuid: StringBuilder,
-    pub(super) chunk_id: Int32Builder,
-    pub(super) num_chunks: Int32Builder,
-    pub(super) total_chunk_size: Int32Builder,
-    pub(super) marker_type: Int32Builder,
-    pub(super) txnid_most_bits: Int64Builder,
-    pub(super) txnid_least_bits: Int64Builder,
-    pub(super) replicated_from: StringBuilder,
-    pub(super) deliver_at_time: TimestampMillisecondBuilder,
-    pub(super) processor: StringBuilder,
-    pub(super) error: StringBuilder,
+    pub(super) compacted_out: BoolRun,
+    pub(super) schema_version: NullRun<BinaryBuilder>,
+    pub(super) compression: NullRun<StringBuilder>,
+    pub(super) uncompressed_size: NullRun<Int64Builder>,
+    pub(super) encrypted: BoolRun,
+    pub(super) broker_timestamp: NullRun<TimestampMillisecondBuilder>,
+    pub(super) broker_index: NullRun<Int64Builder>,
+    pub(super) offset: NullRun<Int64Builder>,
+    pub(super) uuid: NullRun<StringBuilder>,
+    pub(super) chunk_id: NullRun<Int32Builder>,
+    pub(super) num_chunks: NullRun<Int32Builder>,
+    pub(super) total_chunk_size: NullRun<Int32Builder>,
+    pub(super) marker_type: NullRun<Int32Builder>,
+    pub(super) txnid_most_bits: NullRun<Int64Builder>,
+    pub(super) txnid_least_bits: NullRun<Int64Builder>,
+    pub(super) replicated_from: NullRun<StringBuilder>,
+    pub(super) deliver_at_time: NullRun<TimestampMillisecondBuilder>,
+    pub(super) processor: NullRun<StringBuilder>,
+    pub(super) error: NullRun<StringBuilder>,
     pub(super) rows: usize,
     pub(super) bytes: usize,
     /// Unrequested columns stay empty (their arrays are dropped at finish).
@@ -139,28 +141,6 @@ pub(super) enum RowKind<'m, 'a> {
     Error(&'m str),
 }
 
-pub(super) fn prim_n<T: arrow_array::types::ArrowPrimitiveType>(
-    b: &mut arrow_array::builder::PrimitiveBuilder<T>,
-    v: Option<T::Native>,
-    n: usize,
-) {
-    match v {
-        Some(v) => b.append_value_n(v, n),
-        None => b.append_nulls(n),
-    }
-}
-
-pub(super) fn bytes_n<T: arrow_array::types::ByteArrayType>(
-    b: &mut arrow_array::builder::GenericByteBuilder<T>,
-    v: Option<&T::Native>,
-    n: usize,
-) {
-    match v {
-        Some(v) => b.append_value_n(v, n),
-        None => b.append_nulls(n),
-    }
-}
-
 impl Columns {
     /// `value_bytes`: expected value bytes, reserved up front; `want`: the
     /// columns to build; `rows`: expected rows, reserved up front in every
@@ -168,49 +148,57 @@ impl Columns {
     /// fresh pages several times over).
     pub(super) fn new(value_bytes: usize, want: Want, rows: usize) -> Self {
         let n = |c: usize| if want[c] { rows } else { 0 };
+        // Columns that are mostly null (`sparse`) start small: a run of
+        // nulls up to `finish` is never written (see `runs`).
         let int64 = |c| Int64Builder::with_capacity(n(c));
-        let int32 = |c| Int32Builder::with_capacity(n(c));
-        let ts = |c| TimestampMillisecondBuilder::with_capacity(n(c)).with_timezone("UTC");
-        // Text columns: item capacity, and `bytes` per row of text.
-        let text = |c, bytes: usize| StringBuilder::with_capacity(n(c), n(c) * bytes);
-        let bin = |c| BinaryBuilder::with_capacity(n(c), 0);
-        let bool_ = |c| BooleanBuilder::with_capacity(n(c));
+        let int32 = |c| NullRun::new(Int32Builder::with_capacity, n(c));
+        let long = |c| NullRun::new(Int64Builder::with_capacity, n(c));
+        let ts = |c| {
+            NullRun::new(
+                |r| TimestampMillisecondBuilder::with_capacity(r).with_timezone("UTC"),
+                n(c),
+            )
+        };
+        // Text columns: `bytes` per row of text.
+        let text = |c, make: fn(usize) -> StringBuilder| NullRun::new(make, n(c));
+        let bin = |c| NullRun::new(|r| BinaryBuilder::with_capacity(r, 0), n(c));
+        let bool_ = |c| BoolRun::new(n(c));
         Columns {
             ledger_id: int64(LEDGER_ID),
             entry_id: int64(ENTRY_ID),
-            partition: int32(PARTITION),
+            partition: Int32Builder::with_capacity(n(PARTITION)),
             batch_index: int32(BATCH_INDEX),
             num_messages: int32(NUM_MESSAGES),
-            producer_name: text(PRODUCER_NAME, 16),
-            sequence_id: int64(SEQUENCE_ID),
+            producer_name: text(PRODUCER_NAME, |r| StringBuilder::with_capacity(r, r * 16)),
+            sequence_id: long(SEQUENCE_ID),
             publish_time: ts(PUBLISH_TIME),
             event_time: ts(EVENT_TIME),
-            timestamp_type: text(TIMESTAMP_TYPE, 0),
-            key: text(KEY, 16),
+            timestamp_type: text(TIMESTAMP_TYPE, |r| StringBuilder::with_capacity(r, 0)),
+            key: text(KEY, |r| StringBuilder::with_capacity(r, r * 16)),
             key_b64_encoded: bool_(KEY_B64_ENCODED),
             ordering_key: bin(ORDERING_KEY),
-            properties: properties_builder_with(n(PROPERTIES)),
-            headers: headers_builder(),
+            properties: PropertiesColumn::new(n(PROPERTIES)),
+            headers: NullRun::new(|_| headers_builder(), 0),
             value: ValueColumn::with_capacity(value_bytes),
             compacted_out: bool_(COMPACTED_OUT),
             schema_version: bin(SCHEMA_VERSION),
-            compression: text(COMPRESSION, 4),
-            uncompressed_size: int64(UNCOMPRESSED_SIZE),
+            compression: text(COMPRESSION, |r| StringBuilder::with_capacity(r, r * 4)),
+            uncompressed_size: long(UNCOMPRESSED_SIZE),
             encrypted: bool_(ENCRYPTED),
             broker_timestamp: ts(BROKER_TIMESTAMP),
-            broker_index: int64(BROKER_INDEX),
-            offset: int64(OFFSET),
-            uuid: text(UUID, 0),
+            broker_index: long(BROKER_INDEX),
+            offset: long(OFFSET),
+            uuid: text(UUID, |r| StringBuilder::with_capacity(r, 0)),
             chunk_id: int32(CHUNK_ID),
             num_chunks: int32(NUM_CHUNKS),
             total_chunk_size: int32(TOTAL_CHUNK_SIZE),
             marker_type: int32(MARKER_TYPE),
-            txnid_most_bits: int64(TXNID_MOST_BITS),
-            txnid_least_bits: int64(TXNID_LEAST_BITS),
-            replicated_from: text(REPLICATED_FROM, 0),
+            txnid_most_bits: long(TXNID_MOST_BITS),
+            txnid_least_bits: long(TXNID_LEAST_BITS),
+            replicated_from: text(REPLICATED_FROM, |r| StringBuilder::with_capacity(r, 0)),
             deliver_at_time: ts(DELIVER_AT_TIME),
-            processor: text(PROCESSOR, 6),
-            error: text(ERROR, 0),
+            processor: text(PROCESSOR, |r| StringBuilder::with_capacity(r, r * 6)),
+            error: text(ERROR, |r| StringBuilder::with_capacity(r, 0)),
             rows: 0,
             bytes: 0,
             want,
@@ -386,9 +374,7 @@ impl Columns {
                     }
                 }
                 if self.want[PROPERTIES] {
-                    self.properties
-                        .append(true)
-                        .expect("keys and values stay aligned");
+                    self.properties.append(true);
                 }
                 match &m.headers {
                     Some(MessageHeaders::Raw(headers)) => {
@@ -396,7 +382,7 @@ impl Columns {
                             self.append_header(&String::from_utf8_lossy(k), *v);
                         }
                         if self.want[HEADERS] {
-                            self.headers.append(true);
+                            self.headers.builder().append(true);
                         }
                     }
                     Some(MessageHeaders::Pairs(headers)) => {
@@ -404,12 +390,12 @@ impl Columns {
                             self.append_header(k, *v);
                         }
                         if self.want[HEADERS] {
-                            self.headers.append(true);
+                            self.headers.builder().append(true);
                         }
                     }
                     None => {
                         if self.want[HEADERS] {
-                            self.headers.append(false);
+                            self.headers.append_null();
                         }
                     }
                 }
@@ -450,12 +436,10 @@ impl Columns {
                     self.ordering_key.append_null();
                 }
                 if self.want[PROPERTIES] {
-                    self.properties
-                        .append(false)
-                        .expect("keys and values stay aligned");
+                    self.properties.append(false);
                 }
                 if self.want[HEADERS] {
-                    self.headers.append(false);
+                    self.headers.append_null();
                 }
                 self.value.append_copy(None);
                 if self.want[COMPACTED_OUT] {
@@ -476,7 +460,7 @@ impl Columns {
         if !self.want[HEADERS] {
             return;
         }
-        let items = self.headers.values();
+        let items = self.headers.builder().values();
         items
             .field_builder::<StringBuilder>(0)
             .expect("header key builder")
@@ -491,42 +475,44 @@ impl Columns {
 
     /// Finishes every column but `txn_status`, in schema order.
     pub(super) fn finish(&mut self) -> (Vec<ArrayRef>, usize) {
+        let schema = message_schema();
+        let dt = |c: usize| schema.field(c).data_type();
         let columns: Vec<ArrayRef> = vec![
             Arc::new(self.ledger_id.finish()),
             Arc::new(self.entry_id.finish()),
             Arc::new(self.partition.finish()),
-            Arc::new(self.batch_index.finish()),
-            Arc::new(self.num_messages.finish()),
-            Arc::new(self.producer_name.finish()),
-            Arc::new(self.sequence_id.finish()),
-            Arc::new(self.publish_time.finish()),
-            Arc::new(self.event_time.finish()),
-            Arc::new(self.timestamp_type.finish()),
-            Arc::new(self.key.finish()),
-            Arc::new(self.key_b64_encoded.finish()),
-            Arc::new(self.ordering_key.finish()),
-            Arc::new(self.properties.finish()),
-            Arc::new(self.headers.finish()),
+            Arc::new(self.batch_index.finish(dt(BATCH_INDEX))),
+            Arc::new(self.num_messages.finish(dt(NUM_MESSAGES))),
+            Arc::new(self.producer_name.finish(dt(PRODUCER_NAME))),
+            Arc::new(self.sequence_id.finish(dt(SEQUENCE_ID))),
+            Arc::new(self.publish_time.finish(dt(PUBLISH_TIME))),
+            Arc::new(self.event_time.finish(dt(EVENT_TIME))),
+            Arc::new(self.timestamp_type.finish(dt(TIMESTAMP_TYPE))),
+            Arc::new(self.key.finish(dt(KEY))),
+            Arc::new(self.key_b64_encoded.finish(dt(KEY_B64_ENCODED))),
+            Arc::new(self.ordering_key.finish(dt(ORDERING_KEY))),
+            self.properties.finish(),
+            Arc::new(self.headers.finish(dt(HEADERS))),
             Arc::new(self.value.finish()),
-            Arc::new(self.compacted_out.finish()),
-            Arc::new(self.schema_version.finish()),
-            Arc::new(self.compression.finish()),
-            Arc::new(self.uncompressed_size.finish()),
-            Arc::new(self.encrypted.finish()),
-            Arc::new(self.broker_timestamp.finish()),
-            Arc::new(self.broker_index.finish()),
-            Arc::new(self.offset.finish()),
-            Arc::new(self.uuid.finish()),
-            Arc::new(self.chunk_id.finish()),
-            Arc::new(self.num_chunks.finish()),
-            Arc::new(self.total_chunk_size.finish()),
-            Arc::new(self.marker_type.finish()),
-            Arc::new(self.txnid_most_bits.finish()),
-            Arc::new(self.txnid_least_bits.finish()),
-            Arc::new(self.replicated_from.finish()),
-            Arc::new(self.deliver_at_time.finish()),
-            Arc::new(self.processor.finish()),
-            Arc::new(self.error.finish()),
+            Arc::new(self.compacted_out.finish(dt(COMPACTED_OUT))),
+            Arc::new(self.schema_version.finish(dt(SCHEMA_VERSION))),
+            Arc::new(self.compression.finish(dt(COMPRESSION))),
+            Arc::new(self.uncompressed_size.finish(dt(UNCOMPRESSED_SIZE))),
+            Arc::new(self.encrypted.finish(dt(ENCRYPTED))),
+            Arc::new(self.broker_timestamp.finish(dt(BROKER_TIMESTAMP))),
+            Arc::new(self.broker_index.finish(dt(BROKER_INDEX))),
+            Arc::new(self.offset.finish(dt(OFFSET))),
+            Arc::new(self.uuid.finish(dt(UUID))),
+            Arc::new(self.chunk_id.finish(dt(CHUNK_ID))),
+            Arc::new(self.num_chunks.finish(dt(NUM_CHUNKS))),
+            Arc::new(self.total_chunk_size.finish(dt(TOTAL_CHUNK_SIZE))),
+            Arc::new(self.marker_type.finish(dt(MARKER_TYPE))),
+            Arc::new(self.txnid_most_bits.finish(dt(TXNID_MOST_BITS))),
+            Arc::new(self.txnid_least_bits.finish(dt(TXNID_LEAST_BITS))),
+            Arc::new(self.replicated_from.finish(dt(REPLICATED_FROM))),
+            Arc::new(self.deliver_at_time.finish(dt(DELIVER_AT_TIME))),
+            Arc::new(self.processor.finish(dt(PROCESSOR))),
+            Arc::new(self.error.finish(dt(ERROR))),
         ];
         let rows = self.rows;
         self.rows = 0;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{new_empty_array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
 
 use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, FormatError, Result};
@@ -25,7 +25,7 @@ use crate::processor::api::{
 use crate::processor::pulsar::{marker_message, pulsar_txn, single_message, PulsarProcessor};
 use crate::processor::registry::Processors;
 
-use super::columns::{Columns, RowKind, Span, ValueColumn, Want, COLUMNS};
+use super::columns::{null_array, Columns, RowKind, Span, ValueColumn, Want, COLUMNS};
 use super::schema::{message_schema, txn_status_column};
 
 /// The largest `max_uncompressed_size` accepted: keeps every output column's
@@ -78,8 +78,12 @@ impl TxnTracker {
 
     fn array(&self, from: usize, len: usize) -> ArrayRef {
         let names = [None, Some("unknown"), Some("committed"), Some("aborted")];
+        let status = &self.status[from..from + len];
+        if status.iter().all(|&c| c == Self::NONE) {
+            return null_array(&DataType::Utf8, len);
+        }
         Arc::new(
-            self.status[from..from + len]
+            status
                 .iter()
                 .map(|&c| names[c as usize])
                 .collect::<StringArray>(),
@@ -259,14 +263,25 @@ impl Decoder {
         let md = &entry.metadata;
         let opaque = md.marker_type.is_some() || md.is_encrypted() || md.is_chunk();
         if !opaque
-            && md.is_batch()
             && self
                 .processors
                 .select(md)
                 .is_some_and(|p| p.is_builtin_pulsar())
         {
             let (codec, size) = payload_codec(entry)?;
-            return self.decode_pulsar_batch(id, entry, codec, size);
+            if md.is_batch() {
+                return self.decode_pulsar_batch(id, entry, codec, size);
+            }
+            let payload = self.decompressor.decompress(
+                codec,
+                entry.payload,
+                size,
+                self.opts.max_uncompressed_size,
+                entry.payload_offset,
+            )?;
+            self.txn.append(pulsar_txn(md), 1);
+            self.columns.append_pulsar_single(id, entry, codec, payload);
+            return Ok(());
         }
         let Decoder {
             opts,
@@ -414,11 +429,14 @@ impl Decoder {
         let n = split?;
         txn.append(pulsar_txn(md), n);
         let values = &mut columns.value;
+        if !staged {
+            values.append_spans(entry.payload, spans);
+            return Ok(());
+        }
         for &span in spans.iter() {
             match span {
                 Span::Null => values.append_copy(None),
-                Span::At(src, len) if staged => values.commit(at + src, len),
-                Span::At(src, len) => values.append_copy(Some(&entry.payload[src..src + len])),
+                Span::At(src, len) => values.commit(at + src, len),
             }
         }
         Ok(())

@@ -3,6 +3,7 @@
 //! message's own columns.
 
 use super::*;
+use crate::format::metadata::MessageMetadataView;
 
 impl Columns {
     /// The built-in Pulsar processor's rows for one entry, minus `value`: the
@@ -18,6 +19,18 @@ impl Columns {
         records: &[BatchRecord<'_>],
     ) {
         let n = records.len();
+        let md = &entry.metadata;
+        self.append_entry_columns(id, entry, codec, n);
+        let base = base_offset(entry);
+        if base.is_none() && self.want[OFFSET] {
+            self.offset.append_nulls(n);
+        }
+        self.append_records(md, base, records);
+    }
+
+    /// The columns that are the same for every message of a batch of the
+    /// built-in Pulsar processor, `n` rows of each at once.
+    fn append_entry_columns(&mut self, id: EntryId, entry: &EntryView<'_>, codec: Codec, n: usize) {
         let md = &entry.metadata;
         let bem = entry.broker_entry_metadata;
         self.rows += n;
@@ -40,78 +53,58 @@ impl Columns {
             self.publish_time.append_value_n(md.publish_time as i64, n);
         }
         if self.want[SCHEMA_VERSION] {
-            bytes_n(&mut self.schema_version, md.schema_version, n);
+            self.schema_version.append_option_n(md.schema_version, n);
         }
         if self.want[COMPRESSION] {
             self.compression.append_value_n(codec.name(), n);
         }
         if self.want[UNCOMPRESSED_SIZE] {
-            prim_n(
-                &mut self.uncompressed_size,
-                md.uncompressed_size.map(i64::from),
-                n,
-            );
+            self.uncompressed_size
+                .append_option_n(md.uncompressed_size.map(i64::from), n);
         }
         if self.want[ENCRYPTED] {
             self.encrypted.append_n(n, md.is_encrypted());
         }
         if self.want[BROKER_TIMESTAMP] {
-            prim_n(
-                &mut self.broker_timestamp,
-                bem.and_then(|b| b.broker_timestamp).map(|t| t as i64),
-                n,
-            );
+            self.broker_timestamp
+                .append_option_n(bem.and_then(|b| b.broker_timestamp).map(|t| t as i64), n);
         }
         if self.want[BROKER_INDEX] {
-            prim_n(
-                &mut self.broker_index,
-                bem.and_then(|b| b.index).map(|i| i as i64),
-                n,
-            );
+            self.broker_index
+                .append_option_n(bem.and_then(|b| b.index).map(|i| i as i64), n);
         }
         let chunk = Some(md).filter(|m| m.is_chunk());
         if self.want[UUID] {
-            bytes_n(&mut self.uuid, chunk.and_then(|m| m.uuid), n);
+            self.uuid.append_option_n(chunk.and_then(|m| m.uuid), n);
         }
         if self.want[CHUNK_ID] {
-            prim_n(&mut self.chunk_id, chunk.and_then(|m| m.chunk_id), n);
+            self.chunk_id
+                .append_option_n(chunk.and_then(|m| m.chunk_id), n);
         }
         if self.want[NUM_CHUNKS] {
-            prim_n(
-                &mut self.num_chunks,
-                chunk.and_then(|m| m.num_chunks_from_msg),
-                n,
-            );
+            self.num_chunks
+                .append_option_n(chunk.and_then(|m| m.num_chunks_from_msg), n);
         }
         if self.want[TOTAL_CHUNK_SIZE] {
-            prim_n(
-                &mut self.total_chunk_size,
-                chunk.and_then(|m| m.total_chunk_msg_size),
-                n,
-            );
+            self.total_chunk_size
+                .append_option_n(chunk.and_then(|m| m.total_chunk_msg_size), n);
         }
         if self.want[MARKER_TYPE] {
-            prim_n(&mut self.marker_type, md.marker_type, n);
+            self.marker_type.append_option_n(md.marker_type, n);
         }
         if self.want[TXNID_MOST_BITS] {
-            prim_n(
-                &mut self.txnid_most_bits,
-                md.txnid_most_bits.map(|v| v as i64),
-                n,
-            );
+            self.txnid_most_bits
+                .append_option_n(md.txnid_most_bits.map(|v| v as i64), n);
         }
         if self.want[TXNID_LEAST_BITS] {
-            prim_n(
-                &mut self.txnid_least_bits,
-                md.txnid_least_bits.map(|v| v as i64),
-                n,
-            );
+            self.txnid_least_bits
+                .append_option_n(md.txnid_least_bits.map(|v| v as i64), n);
         }
         if self.want[REPLICATED_FROM] {
-            bytes_n(&mut self.replicated_from, md.replicated_from, n);
+            self.replicated_from.append_option_n(md.replicated_from, n);
         }
         if self.want[DELIVER_AT_TIME] {
-            prim_n(&mut self.deliver_at_time, md.deliver_at_time, n);
+            self.deliver_at_time.append_option_n(md.deliver_at_time, n);
         }
         if self.want[PROCESSOR] {
             self.processor.append_value_n(PulsarProcessor::NAME, n);
@@ -125,10 +118,15 @@ impl Columns {
         if self.want[ERROR] {
             self.error.append_nulls(n);
         }
-        let base = base_offset(entry);
-        if base.is_none() && self.want[OFFSET] {
-            self.offset.append_nulls(n);
-        }
+    }
+
+    /// Each record's own columns.
+    fn append_records(
+        &mut self,
+        md: &MessageMetadataView<'_>,
+        base: Option<i64>,
+        records: &[BatchRecord<'_>],
+    ) {
         // Header fallbacks, as `batch_message` applies them.
         let null_key_default = md.null_partition_key;
         let null_value_default = md.null_value;
@@ -169,9 +167,7 @@ impl Columns {
                     self.properties.values().append_value(v);
                     self.bytes += k.len() + v.len();
                 }
-                self.properties
-                    .append(true)
-                    .expect("keys and values stay aligned");
+                self.properties.append(true);
             }
             if self.want[COMPACTED_OUT] {
                 self.compacted_out.append_value(smm.is_compacted_out());
@@ -183,5 +179,63 @@ impl Columns {
             let value_len = if null_value { 0 } else { r.payload.len() };
             self.bytes += value_len + key.map_or(0, str::len) + 64;
         }
+    }
+}
+
+impl Columns {
+    /// The row of a non-batched entry of the built-in Pulsar processor, with
+    /// its value: the same row as `single_message` + [`Columns::append`] +
+    /// `append_copy`, without building a `Message` (the decoder's test
+    /// `builtin_single_messages_decode_exactly_like_the_generic_processor_path`).
+    pub(in crate::decode) fn append_pulsar_single(
+        &mut self,
+        id: EntryId,
+        entry: &EntryView<'_>,
+        codec: Codec,
+        payload: &[u8],
+    ) {
+        let md = &entry.metadata;
+        self.append_entry_columns(id, entry, codec, 1);
+        if self.want[BATCH_INDEX] {
+            self.batch_index.append_value(-1);
+        }
+        if self.want[SEQUENCE_ID] {
+            self.sequence_id.append_value(md.sequence_id as i64);
+        }
+        if self.want[EVENT_TIME] {
+            self.event_time
+                .append_option(md.event_time.filter(|&t| t != 0).map(|t| t as i64));
+        }
+        let key = md
+            .partition_key
+            .filter(|_| md.null_partition_key != Some(true));
+        if self.want[KEY] {
+            self.key.append_option(key);
+        }
+        if self.want[KEY_B64_ENCODED] {
+            self.key_b64_encoded
+                .append_value(md.partition_key_b64_encoded == Some(true));
+        }
+        if self.want[ORDERING_KEY] {
+            self.ordering_key.append_option(md.ordering_key);
+        }
+        if self.want[PROPERTIES] {
+            for (k, v) in md.properties.iter() {
+                self.properties.keys().append_value(k);
+                self.properties.values().append_value(v);
+                self.bytes += k.len() + v.len();
+            }
+            self.properties.append(true);
+        }
+        if self.want[COMPACTED_OUT] {
+            self.compacted_out.append_value(false);
+        }
+        if self.want[OFFSET] {
+            // A single message is the entry's only one: batch index -1 counts as 0.
+            self.offset.append_option(base_offset(entry));
+        }
+        let value = (md.null_value != Some(true)).then_some(payload);
+        self.value.append_copy(value);
+        self.bytes += value.map_or(0, <[u8]>::len) + key.map_or(0, str::len) + 64;
     }
 }

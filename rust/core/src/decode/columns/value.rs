@@ -49,6 +49,33 @@ impl ValueColumn {
         self.nulls.append_non_null();
     }
 
+    /// Appends the values at `spans` of `payload` (a batch's records, read
+    /// in place): the buffer grows once for all of them.
+    pub(in crate::decode) fn append_spans(&mut self, payload: &[u8], spans: &[Span]) {
+        let at = self.end();
+        // Bytes past `end()` are scratch: overwritten from `at` on.
+        self.data.truncate(at);
+        let total: usize = spans
+            .iter()
+            .map(|s| match s {
+                Span::At(_, len) => *len,
+                Span::Null => 0,
+            })
+            .sum();
+        self.data.reserve(total);
+        self.offsets.reserve(spans.len());
+        for &span in spans {
+            match span {
+                Span::At(src, len) => {
+                    self.data.extend_from_slice(&payload[src..src + len]);
+                    self.nulls.append_non_null();
+                }
+                Span::Null => self.nulls.append_null(),
+            }
+            self.offsets.push(self.data.len() as i32);
+        }
+    }
+
     /// Commits `data[end()..end() + len]` as the next value, or moves
     /// `data[src..src + len]` there first (`src >= end()`).
     #[inline]

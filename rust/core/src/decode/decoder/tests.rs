@@ -5,7 +5,7 @@ use crate::decode::columns::ValueColumn;
 use crate::format::encode::{encode_entry, frame_entry, EncodeOptions, Key, MessageInput};
 use crate::processor::{PayloadProcessor, Selector};
 use crate::proto;
-use arrow_array::{Array, BinaryArray, Int64Array};
+use arrow_array::{Array, BinaryArray, Int32Array, Int64Array};
 use prost::Message as _;
 
 /// The built-in processor behind the generic `process` + `emit` path.
@@ -153,6 +153,138 @@ fn builtin_batches_decode_exactly_like_the_generic_processor_path() {
         .unwrap()
         .iter()
         .any(|s| s == Some("committed")));
+}
+
+/// Non-batched entries of every codec and metadata shape, mixed with batches
+/// (so that runs of nulls and of `false` are broken and resumed).
+fn singles_corpus() -> Vec<Vec<u8>> {
+    let mut out = vec![];
+    for (c, codec) in Codec::ALL.into_iter().enumerate() {
+        for i in 0..12usize {
+            let message = MessageInput {
+                value: (i % 5 != 3)
+                    .then(|| format!("value {i} {}", "y".repeat(i * 31)).into_bytes()),
+                key: match i % 4 {
+                    0 => None,
+                    1 => Some(Key::Binary(vec![0, 1, i as u8])),
+                    _ => Some(Key::Text(format!("k{i}"))),
+                },
+                properties: (0..i % 3)
+                    .map(|j| (format!("p{j}"), format!("v{i}.{j}")))
+                    .collect(),
+                event_time: match i % 3 {
+                    0 => None,
+                    1 => Some(0),
+                    _ => Some(1_000 + i as u64),
+                },
+                sequence_id: (i % 5 == 4).then_some(99),
+                ordering_key: (i % 3 == 1).then(|| vec![7, i as u8]),
+            };
+            let opts = EncodeOptions {
+                batch: Some(false),
+                compression: codec,
+                sequence_id: (c * 100 + i) as u64,
+                publish_time: 1_000 + i as u64,
+                broker_index: (i % 2 == 0).then_some((c * 100 + i) as u64),
+                broker_timestamp: (i % 4 == 0).then_some(5 + i as u64),
+                ..Default::default()
+            };
+            let e = encode_entry(std::slice::from_ref(&message), &opts).unwrap();
+            out.push(e.clone());
+            match i % 6 {
+                0 => out.push(remeta(&e, |md| {
+                    md.null_value = Some(true);
+                    md.null_partition_key = Some(true);
+                })),
+                1 => out.push(remeta(&e, |md| {
+                    md.txnid_most_bits = Some(2);
+                    md.txnid_least_bits = Some(i as u64);
+                    md.replicated_from = Some("west".into());
+                    md.deliver_at_time = Some(77);
+                    md.schema_version = Some(vec![0, 0, 1]);
+                })),
+                2 if codec != Codec::None => out.push(remeta(&e, |md| {
+                    md.uncompressed_size = Some(md.uncompressed_size.unwrap() + 1)
+                })),
+                3 => out.push(remeta(&e, |md| md.compression = Some(99))),
+                _ => {}
+            }
+            if i == 5 {
+                let batch = encode_entry(
+                    &[message.clone(), MessageInput::default()],
+                    &EncodeOptions {
+                        batch: Some(true),
+                        compression: codec,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+                out.push(batch);
+            }
+        }
+    }
+    let marker = encode_entry(&[MessageInput::default()], &EncodeOptions::default()).unwrap();
+    out.push(remeta(&marker, |md| {
+        md.marker_type = Some(21);
+        md.txnid_most_bits = Some(2);
+        md.txnid_least_bits = Some(1);
+    }));
+    out
+}
+
+#[test]
+fn builtin_single_messages_decode_exactly_like_the_generic_processor_path() {
+    let entries = singles_corpus();
+    let mut cells: Vec<Option<Vec<u8>>> = entries.into_iter().map(Some).collect();
+    cells.insert(3, None);
+    let data = cells_input(&cells);
+    for keep_markers in [false, true] {
+        let opts = DecodeOptions {
+            keep_markers,
+            ..Default::default()
+        };
+        let generic = Processors::new(vec![Arc::new(Generic(
+            PulsarProcessor::new(),
+            Selector::Any,
+        ))]);
+        let mut fast = Decoder::with_processors(opts, Processors::default());
+        let mut slow = Decoder::with_processors(opts, generic);
+        fast.decode_record_batch(&data).unwrap();
+        slow.decode_record_batch(&data).unwrap();
+        let (fast, slow) = (fast.finish(), slow.finish());
+        assert_eq!(fast.len(), 1);
+        assert_eq!(fast, slow);
+        let b = &fast[0];
+        let column = |name: &str| b.column_by_name(name).unwrap().clone();
+        let errors = column("error");
+        assert!(
+            errors.null_count() < b.num_rows(),
+            "the corpus has bad entries"
+        );
+        let batch_index = column("batch_index");
+        let batch_index = batch_index.as_any().downcast_ref::<Int32Array>().unwrap();
+        assert!(
+            batch_index.iter().filter(|i| *i == Some(-1)).count() > 40,
+            "most rows are single messages"
+        );
+        for name in [
+            "key",
+            "value",
+            "event_time",
+            "ordering_key",
+            "offset",
+            "broker_timestamp",
+        ] {
+            let c = column(name);
+            assert!(
+                c.null_count() > 0 && c.null_count() < c.len(),
+                "{name} mixes values and nulls"
+            );
+        }
+        let status = column("txn_status");
+        let status = status.as_any().downcast_ref::<StringArray>().unwrap();
+        assert!(status.iter().any(|s| s == Some("committed")));
+    }
 }
 
 #[test]

@@ -82,7 +82,7 @@ def test_protobuf_native_columns_in_spark(real_pulsar_zk: Any, spark: Any) -> No
     assert df.columns == expected.column_names
     fields = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     assert fields["big"] == "decimal(20,0)" and fields["small"] == "bigint" and fields["id"] == "bigint"
-    assert fields["counts"] == "map<string,bigint>" and fields["status"] == "string"
+    assert fields["counts"] == "map<string,bigint>" and fields["__value.status"] == "string"
     assert fields["lines"] == "array<struct<sku:string,qty:bigint>>"
     got = df.toArrow().sort_by([("ledger_id", "ascending"), ("entry_id", "ascending"), ("batch_index", "ascending")])
     want = expected.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending"), ("batch_index", "ascending")])

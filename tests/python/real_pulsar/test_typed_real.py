@@ -102,13 +102,16 @@ def protobuf_row(row: dict[str, Any], m: dict[str, Any]) -> None:
         # The truncated message: Java's reader cannot decode it either; our row keeps its bytes.
         assert "value" not in m and row["error"], (m, row)
         assert "protobuf message does not match its writer schema" in row["error"], row
-        assert row["id"] is None and row["name"] is None, row
+        assert row["id"] is None and row["name"] is None and row["__value.status"] is None, row
         return
     assert row["error"] is None, row
     value = m["value"]
     assert value, m
     for name, expected in value.items():
-        assert proto_equal(row[name], expected), (name, row[name], expected)
+        # `status` is also a message column (the chunk status): the field's column is `__value.status`.
+        got = row.get(f"__value.{name}", row.get(name))
+        assert proto_equal(got, expected), (name, got, expected)
+    assert row["__value.status"] == value["status"]
     if m["schema_version"] == 0:
         # Written with version 0 (no `note`), read with version 1: a proto3 string's default.
         assert "note" not in value and row["note"] == ""
@@ -164,7 +167,7 @@ def test_typed_rows_equal_the_auto_consume_reader(real_pulsar_zk: Any, topic: st
         assert {m["schema_version"] for m in truth} == {0, 1}
         assert sum("error" in m for m in truth) == 1
         types = {f.name: f.type for f in table.schema}
-        assert types["big"] == pa.uint64() and types["small"] == pa.uint32() and types["status"] == pa.string()
+        assert types["big"] == pa.uint64() and types["small"] == pa.uint32() and types["__value.status"] == pa.string()
         assert pa.types.is_map(types["counts"]) and pa.types.is_struct(types["total"])
         assert max(r["big"] or 0 for r in rows) == 2**64 - 1
 
@@ -248,6 +251,40 @@ def test_cli_decode_typed_writes_what_read_topic_gives(real_pulsar_zk: Any, tmp_
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert pq.read_table(again).equals(written)
+
+
+def test_cli_decode_typed_writes_protobuf_native_columns(real_pulsar_zk: Any, tmp_path: Path) -> None:
+    rp = real_pulsar_zk
+    out = tmp_path / "proto.parquet"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pulsar_entries",
+            "--quiet",
+            "--engine",
+            "local",
+            "decode",
+            "--topic",
+            NS + "schema-protobuf-native",
+            "--metadata-url",
+            zk_url(rp),
+            str(out),
+            "--typed",
+            "--no-value",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "(1 error rows)" in run.stdout
+    written = pq.read_table(out)
+    expected = pe.read_topic(NS + "schema-protobuf-native", metadata_url=zk_url(rp), typed=True, value_column=False)
+    assert written.column_names == expected.column_names and "value" not in written.column_names
+    assert written.schema.field("big").type == pa.uint64() and pa.types.is_map(written.schema.field("counts").type)
+    names = ["id", "name", "__value.status", "lines", "counts", "maybe", "big", "small", "total", "note", "error"]
+    assert written.select(names).to_pylist() == expected.select(names).to_pylist()
 
 
 def test_the_registry_in_the_rocksdb_store(real_pulsar: Any) -> None:

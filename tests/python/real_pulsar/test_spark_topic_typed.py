@@ -88,9 +88,10 @@ def test_protobuf_native_columns_in_spark(real_pulsar_zk: Any, spark: Any) -> No
     want = expected.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending"), ("batch_index", "ascending")])
     assert [int(x) if x is not None else None for x in got["big"].to_pylist()] == want["big"].to_pylist()
     assert got["small"].to_pylist() == want["small"].to_pylist()
-    assert got.select(["id", "name", "counts", "total", "note", "error"]).to_pylist() == want.select(
-        ["id", "name", "counts", "total", "note", "error"]
-    ).to_pylist()
+    assert (
+        got.select(["id", "name", "counts", "total", "note", "error"]).to_pylist()
+        == want.select(["id", "name", "counts", "total", "note", "error"]).to_pylist()
+    )
 
 
 def test_typed_options_a_passed_schema_and_typed_false(real_pulsar_zk: Any, spark: Any) -> None:

@@ -660,3 +660,48 @@ fn a_root_field_named_like_a_message_column_is_prefixed() {
         vec![s("outer"), s("inner"), s("3")]
     );
 }
+
+#[test]
+fn a_key_value_schema_with_a_protobuf_native_value() {
+    // KeyValue(STRING, PROTOBUF_NATIVE) INLINE: `[i32 length][key][i32 length][value]`.
+    let def = definition(&v0_file(), "shop.Order");
+    let mut kv_def = 0i32.to_be_bytes().to_vec();
+    kv_def.extend_from_slice(&(def.len() as i32).to_be_bytes());
+    kv_def.extend_from_slice(&def);
+    let p = pool(&v0_file());
+    let mut m = order(&p);
+    m.set_field_by_name("id", Value::I64(11));
+    m.set_field_by_name("status", Value::EnumNumber(1));
+    let value = m.encode_to_vec();
+    let mut payload = 2i32.to_be_bytes().to_vec();
+    payload.extend_from_slice(b"k1");
+    payload.extend_from_slice(&(value.len() as i32).to_be_bytes());
+    payload.extend_from_slice(&value);
+    let schema = TopicSchema {
+        versions: vec![version(
+            0,
+            SchemaType::KeyValue,
+            &kv_def,
+            &[
+                ("key.schema.type", "STRING"),
+                ("value.schema.type", "PROTOBUF_NATIVE"),
+            ],
+        )],
+    };
+    let out = typed_batch(
+        &table(&[
+            msg(&payload, Some(0)),
+            msg(&payload[..payload.len() - 2], Some(0)),
+        ]),
+        &schema,
+        &TypedOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(errors(&out)[0], None);
+    assert_eq!(
+        cells(&out, 0, &["__key__", "id", "status", "main"]),
+        vec![s("k1"), s("11"), s("NEW"), None]
+    );
+    // The inline value part is cut short: an error row.
+    assert!(errors(&out)[1].as_deref().unwrap().contains("truncated"));
+}

@@ -705,3 +705,32 @@ fn a_key_value_schema_with_a_protobuf_native_value() {
     // The inline value part is cut short: an error row.
     assert!(errors(&out)[1].as_deref().unwrap().contains("truncated"));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Any bytes, and any one-byte change of a full order: the row stays (its bytes with it), and is
+    /// either decoded or an error row; nothing panics.
+    #[test]
+    fn any_payload_keeps_its_row(
+        noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+        at in 0usize..1000,
+        byte in proptest::prelude::any::<u8>(),
+    ) {
+        let def = definition(&v1_file(), "shop.Order");
+        let p = pool(&v0_file());
+        let mut changed = full_order(&p).encode_to_vec();
+        let i = at % changed.len();
+        changed[i] = byte;
+        let msgs = [msg(&noise, Some(0)), msg(&changed, Some(1))];
+        let schema = schema_of(&[(0, definition(&v0_file(), "shop.Order")), (1, def)]);
+        let out = typed_batch(&table(&msgs), &schema, &TypedOptions::default()).unwrap();
+        proptest::prop_assert_eq!(out.num_rows(), 2);
+        let errs = errors(&out);
+        for (row, m) in msgs.iter().enumerate() {
+            proptest::prop_assert_eq!(cell(&out, "value", row), Some(hex::encode(m.value.as_ref().unwrap())));
+            // A decoded row has its `big` column (a uint64 without presence: never null).
+            proptest::prop_assert_eq!(errs[row].is_none(), cell(&out, "big", row).is_some());
+        }
+    }
+}

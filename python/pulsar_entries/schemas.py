@@ -12,7 +12,11 @@ resolved to the latest version under Avro's rules), JSON (Pulsar's JSON
 schema carries an Avro definition; the payload is JSON text), the primitives
 (STRING, BOOLEAN, INT8/16/32/64, FLOAT, DOUBLE, BYTES, DATE, TIME, TIMESTAMP,
 INSTANT, LOCAL_DATE, LOCAL_TIME, LOCAL_DATE_TIME) and KEY_VALUE (INLINE and
-SEPARATED). PROTOBUF and PROTOBUF_NATIVE are not decoded into columns.
+SEPARATED) and PROTOBUF_NATIVE (Pulsar's ``ProtobufNativeSchemaData``: each
+message decoded with its writer version's descriptors and projected onto the
+latest version's fields by name; see the README). PROTOBUF (an Avro
+description of the ``.proto``) is not decoded into columns: typing such a
+topic raises :class:`pulsar_entries.OptionsError`.
 
 Columns: the message columns stay as they are (``value`` only with
 ``value_column=True``), then a record schema's fields, one column each
@@ -44,10 +48,11 @@ class SchemaVersion:
     """One version of a topic's schema, in Pulsar's ``SchemaInfo`` shape."""
 
     version: int
-    #: Pulsar's type name: ``AVRO``, ``JSON``, ``INT64``, ``KEY_VALUE``, ...
+    #: Pulsar's type name: ``AVRO``, ``JSON``, ``INT64``, ``KEY_VALUE``, ``PROTOBUF_NATIVE``, ...
     type: str
     #: The definition: an Avro schema's JSON for AVRO and JSON, empty for the primitives,
-    #: KeyValue's ``[i32 length][key definition][i32 length][value definition]``.
+    #: KeyValue's ``[i32 length][key definition][i32 length][value definition]``,
+    #: ``ProtobufNativeSchemaData`` JSON for PROTOBUF_NATIVE.
     schema: bytes
     properties: dict[str, str] = field(default_factory=dict)
 

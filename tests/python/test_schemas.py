@@ -130,6 +130,14 @@ def test_bad_schemas_are_clear_errors() -> None:
         schemas.typed(pa.table({"x": [1]}), {"type": "STRING"})
     with pytest.raises(ValueError, match="one of metadata_url"):
         schemas.topic_schemas("persistent://t/ns/x")
+    # PROTOBUF (an Avro description of the .proto) is refused, never decoded as Avro.
+    with pytest.raises(pe.OptionsError, match=r"PROTOBUF schemas .* are not decoded into columns"):
+        schemas.typed(messages([b""], [None]), {"type": "PROTOBUF", "schema": ORDER})
+    with pytest.raises(pe.OptionsError, match="PROTOBUF_NATIVE schema definition: no fileDescriptorSet"):
+        schemas.typed(messages([b""], [None]), {"type": "PROTOBUF_NATIVE", "schema": {"rootMessageTypeName": "a.B"}})
+    with pytest.raises(pe.OptionsError, match="invalid fileDescriptorSet"):
+        bad_set = {"fileDescriptorSet": "AAEC", "rootMessageTypeName": "a.B", "rootFileDescriptorName": "a.proto"}
+        schemas.typed(messages([b""], [None]), {"type": "PROTOBUF_NATIVE", "schema": bad_set})
 
 
 def test_cli_decode_with_a_schema_file_writes_typed_parquet(tmp_path: Path) -> None:

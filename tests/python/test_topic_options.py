@@ -41,3 +41,30 @@ def test_resolve_schema_without_a_registry_look_up() -> None:
     assert resolve_schema(TopicOptions.parse(offline), topics) is None
     with pytest.raises(ValueError, match="pass the topic's schema"):
         resolve_schema(TopicOptions.parse({**offline, "typed": "true"}), topics)
+
+
+def test_unsigned_columns_reach_spark_exactly() -> None:
+    """Protobuf's unsigned integers: Spark has none, so each widens to a type holding every value."""
+    import pyarrow as pa
+
+    from pulsar_entries.spark._arrow import conform, spark_schema
+
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "u8": pa.array([255], pa.uint8()),
+            "u16": pa.array([65535], pa.uint16()),
+            "u32": pa.array([2**32 - 1], pa.uint32()),
+            "u64": pa.array([2**64 - 1], pa.uint64()),
+            "nested": pa.array([[{"q": 2**32 - 1}]], pa.list_(pa.struct([pa.field("q", pa.uint32())]))),
+        }
+    )
+    assert [f.dataType.simpleString() for f in spark_schema(batch.schema).fields] == [
+        "smallint",
+        "int",
+        "bigint",
+        "decimal(20,0)",
+        "array<struct<q:bigint>>",
+    ]
+    out = conform(batch, large=False).to_pylist()[0]
+    assert out["u8"] == 255 and out["u16"] == 65535 and out["u32"] == 2**32 - 1
+    assert out["u64"] == 2**64 - 1 and out["nested"] == [{"q": 2**32 - 1}]

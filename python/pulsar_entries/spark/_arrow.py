@@ -3,6 +3,8 @@
 Spark's Arrow schemas differ from ours in these ways, handled here:
 - Spark timestamps are microseconds, ours milliseconds (times too: Spark's
   TIME is microseconds); Avro ``fixed`` is plain binary to Spark;
+- Spark has no unsigned integers (protobuf's uint32/fixed32, uint64/fixed64):
+  uint8/16/32 widen to the next signed type, uint64 becomes decimal(20, 0);
 - with ``spark.sql.execution.arrow.useLargeVarTypes`` Spark exchanges
   ``large_binary`` / ``large_string``; the variant is read off the input batch.
 
@@ -34,6 +36,9 @@ def _spark_arrow_type(t: pa.DataType, large: bool) -> pa.DataType:
         return pa.timestamp("us", tz=None if t.tz is None else "UTC")
     if pa.types.is_time(t):
         return pa.time64("us")
+    if pa.types.is_unsigned_integer(t):
+        # Every value fits: the next wider signed type, or 20 decimal digits for uint64.
+        return {8: pa.int16(), 16: pa.int32(), 32: pa.int64()}.get(t.bit_width, pa.decimal128(20, 0))
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
         return pa.large_binary() if large else pa.binary()
     if pa.types.is_string(t) or pa.types.is_large_string(t):

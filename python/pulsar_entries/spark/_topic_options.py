@@ -146,6 +146,7 @@ TYPED_KINDS = frozenset(
         "LOCAL_DATE",
         "LOCAL_TIME",
         "LOCAL_DATE_TIME",
+        "PROTOBUF_NATIVE",
     ]
 )
 

@@ -11,7 +11,8 @@
   (every key's last message a tombstone) and ``java-encrypted`` (end-to-end encrypted with an RSA pair the
   tool writes to the working directory; its Readers decrypt with it); and the schema topics
   (``Schemas.java``): ``schema-avro`` (two AVRO versions, then a message no version decodes),
-  ``schema-json``, ``schema-int64``, ``schema-kv-inline`` and ``schema-kv-separated``, whose ground
+  ``schema-json``, ``schema-int64``, ``schema-kv-inline``, ``schema-kv-separated`` and
+  ``schema-protobuf-native`` (two PROTOBUF_NATIVE versions, then a truncated message), whose ground
   truth adds what an ``AUTO_CONSUME`` Reader decodes (``typed_messages``). They are unloaded (their
   ledgers close) but neither compacted nor offloaded.
 
@@ -66,7 +67,14 @@ JAVA_TOPICS = ("java-mixed", "java-chunked", "java-txn", "java-tombstoned", "jav
 PARTITIONS = tuple(f"java-partitioned-partition-{i}" for i in range(3))
 PY_TOPICS = ("py-mixed", "py-chunked")
 #: Topics with schemas (Schemas.java), read by typed Readers too.
-SCHEMA_TOPICS = ("schema-avro", "schema-json", "schema-int64", "schema-kv-inline", "schema-kv-separated")
+SCHEMA_TOPICS = (
+    "schema-avro",
+    "schema-json",
+    "schema-int64",
+    "schema-kv-inline",
+    "schema-kv-separated",
+    "schema-protobuf-native",
+)
 #: Topics compacted by the broker (chunked topics are not: its compacted readers stall on them).
 COMPACTED = ("java-mixed", "java-txn", "py-mixed", "java-tombstoned", "java-encrypted", *PARTITIONS)
 #: Compacted topics without seek-by-time ground truth (transactions; nothing live; encrypted values).

@@ -1,6 +1,6 @@
 """``spark.read.format("pulsar")`` with the topic's schema as typed columns, against a real Apache
 Pulsar 4.2.4: topics written by the Java client's typed producers (AVRO with two schema versions,
-JSON, INT64, KeyValue INLINE and SEPARATED), row for row what an ``AUTO_CONSUME`` Reader decodes,
+JSON, INT64, KeyValue INLINE and SEPARATED, PROTOBUF_NATIVE with two versions), row for row what an ``AUTO_CONSUME`` Reader decodes,
 with the schema read from the registry on the driver and the typed decode in each task."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pulsar_entries as pe
 
 from .conftest import NS, SCHEMA_TOPICS
 from .test_spark_topic_source import load, rows, zk_url
+from .test_typed_real import protobuf_row
 
 pytestmark = [pytest.mark.real_pulsar, pytest.mark.spark]
 
@@ -37,6 +38,9 @@ def test_typed_source_rows_equal_the_auto_consume_reader(real_pulsar_zk: Any, sp
         assert row["value"] == base64.b64decode(m["data"])
         version = None if row["schema_version"] is None else struct.unpack(">q", row["schema_version"])[0]
         assert version == m["schema_version"]
+        if topic == "schema-protobuf-native":
+            protobuf_row(row, m)
+            continue
         if m["schema_version"] is None:
             # The message written without a schema: its bytes and an error, never dropped.
             assert row["error"] and "Avro" in row["error"], row
@@ -68,6 +72,26 @@ def test_typed_source_equals_read_topic_typed_and_its_schema(real_pulsar_zk: Any
     got = df.toArrow().sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
     names = ["ledger_id", "entry_id", "id", "item", "price", "tags", "qty", "error"]
     assert got.select(names).to_pylist() == expected.select(names).to_pylist()
+
+
+def test_protobuf_native_columns_in_spark(real_pulsar_zk: Any, spark: Any) -> None:
+    """Spark has no unsigned integers: uint32 becomes bigint, uint64 decimal(20,0), exactly."""
+    rp = real_pulsar_zk
+    df = load(spark, "schema-protobuf-native", zk_url(rp), valueColumn="false")
+    expected = pe.read_topic(NS + "schema-protobuf-native", metadata_url=zk_url(rp), typed=True, value_column=False)
+    assert df.columns == expected.column_names
+    fields = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    assert fields["big"] == "decimal(20,0)" and fields["small"] == "bigint" and fields["id"] == "bigint"
+    assert fields["counts"] == "map<string,bigint>" and fields["__value.status"] == "string"
+    assert fields["lines"] == "array<struct<sku:string,qty:bigint>>"
+    got = df.toArrow().sort_by([("ledger_id", "ascending"), ("entry_id", "ascending"), ("batch_index", "ascending")])
+    want = expected.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending"), ("batch_index", "ascending")])
+    assert [int(x) if x is not None else None for x in got["big"].to_pylist()] == want["big"].to_pylist()
+    assert got["small"].to_pylist() == want["small"].to_pylist()
+    assert (
+        got.select(["id", "name", "counts", "total", "note", "error"]).to_pylist()
+        == want.select(["id", "name", "counts", "total", "note", "error"]).to_pylist()
+    )
 
 
 def test_typed_options_a_passed_schema_and_typed_false(real_pulsar_zk: Any, spark: Any) -> None:

@@ -1,5 +1,6 @@
 """The typed decode against a real Apache Pulsar 4.2.4: topics written by the Java client's typed
-producers (AVRO with two schema versions, JSON, INT64, KeyValue INLINE and SEPARATED), their schema
+producers (AVRO with two schema versions, JSON, INT64, KeyValue INLINE and SEPARATED, PROTOBUF_NATIVE
+with two schema versions), their schema
 read from the registry (the ZooKeeper store's locator, the schema ledgers on the bookie) and from
 the admin REST API, and ``read_topic(..., typed=True)`` row for row against what an
 ``AUTO_CONSUME`` Reader decodes."""
@@ -11,9 +12,11 @@ import json
 import struct
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -56,12 +59,64 @@ def test_the_registry_gives_what_the_admin_rest_api_gives(real_pulsar_zk: Any, t
         "schema-int64": ["INT64"],
         "schema-kv-inline": ["KEY_VALUE"],
         "schema-kv-separated": ["KEY_VALUE"],
+        "schema-protobuf-native": ["PROTOBUF_NATIVE", "PROTOBUF_NATIVE"],
     }
     assert [v.type for v in registry.versions] == expected_types[topic]
+    if topic == "schema-protobuf-native":
+        # Pulsar's ProtobufNativeSchemaData: the descriptor set (base64), the root message and its file.
+        definition = json.loads(registry.latest.schema)
+        assert definition["rootMessageTypeName"] == "pe.shop.Order"
+        assert definition["rootFileDescriptorName"] == "pe/shop/order.proto"
+        assert base64.b64decode(definition["fileDescriptorSet"])
+        assert [v.version for v in registry.versions] == [0, 1]
     if topic == "schema-avro":
         # Version 1 added `qty` with a default.
         assert [f["name"] for f in registry.latest.definition()["fields"]] == ["id", "item", "price", "tags", "qty"]
         assert [v.version for v in registry.versions] == [0, 1]
+
+
+def proto_equal(got: Any, want: Any) -> bool:
+    """A typed protobuf cell (Arrow's Python values, or Spark's through Arrow) equals the Java
+    reader's JSON of the field: maps come as (key, value) pairs, bytes as base64 text, a uint64
+    through Spark as a decimal."""
+    if want is None or got is None:
+        return got is None and want is None
+    if isinstance(want, dict):
+        if isinstance(got, list):
+            got = {str(k): v for k, v in got}
+        return isinstance(got, dict) and set(got) == set(want) and all(proto_equal(got[k], want[k]) for k in want)
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(proto_equal, got, want))
+    if isinstance(got, (bytes, bytearray)):
+        return base64.b64encode(got).decode() == want
+    if isinstance(got, bool) or isinstance(want, bool):
+        return got is want
+    if isinstance(got, Decimal):
+        return got == Decimal(want)
+    return bool(got == want)
+
+
+def protobuf_row(row: dict[str, Any], m: dict[str, Any]) -> None:
+    """One typed row of ``schema-protobuf-native`` against the AUTO_CONSUME reader's message."""
+    if "error" in m:
+        # The truncated message: Java's reader cannot decode it either; our row keeps its bytes.
+        assert "value" not in m and row["error"], (m, row)
+        assert "protobuf message does not match its writer schema" in row["error"], row
+        assert row["id"] is None and row["name"] is None and row["__value.status"] is None, row
+        return
+    assert row["error"] is None, row
+    value = m["value"]
+    assert value, m
+    for name, expected in value.items():
+        # `status` is also a message column (the chunk status): the field's column is `__value.status`.
+        got = row.get(f"__value.{name}", row.get(name))
+        assert proto_equal(got, expected), (name, got, expected)
+    assert row["__value.status"] == value["status"]
+    if m["schema_version"] == 0:
+        # Written with version 0 (no `note`), read with version 1: a proto3 string's default.
+        assert "note" not in value and row["note"] == ""
+    else:
+        assert m["schema_version"] == 1 and "note" in value
 
 
 def record_columns(row: dict[str, Any], value: dict[str, Any], prefix: str = "") -> None:
@@ -85,6 +140,9 @@ def test_typed_rows_equal_the_auto_consume_reader(real_pulsar_zk: Any, topic: st
         assert row["key"] == m["key"]
         version = None if row["schema_version"] is None else struct.unpack(">q", row["schema_version"])[0]
         assert version == m["schema_version"]
+        if topic == "schema-protobuf-native":
+            protobuf_row(row, m)
+            continue
         if m["schema_version"] is None and topic == "schema-avro":
             # Written by a producer without a schema: AUTO_CONSUME hands a message without a schema
             # version over as its bytes; read with the topic's schema it is an error row with its bytes.
@@ -105,6 +163,13 @@ def test_typed_rows_equal_the_auto_consume_reader(real_pulsar_zk: Any, topic: st
             record_columns(row, value["value"])
     if topic == "schema-avro":
         assert {m["schema_version"] for m in truth} == {0, 1, None}
+    if topic == "schema-protobuf-native":
+        assert {m["schema_version"] for m in truth} == {0, 1}
+        assert sum("error" in m for m in truth) == 1
+        types = {f.name: f.type for f in table.schema}
+        assert types["big"] == pa.uint64() and types["small"] == pa.uint32() and types["__value.status"] == pa.string()
+        assert pa.types.is_map(types["counts"]) and pa.types.is_struct(types["total"])
+        assert max(r["big"] or 0 for r in rows) == 2**64 - 1
 
 
 def test_an_undecodable_message_is_an_error_row_with_its_bytes(real_pulsar_zk: Any) -> None:
@@ -186,6 +251,40 @@ def test_cli_decode_typed_writes_what_read_topic_gives(real_pulsar_zk: Any, tmp_
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert pq.read_table(again).equals(written)
+
+
+def test_cli_decode_typed_writes_protobuf_native_columns(real_pulsar_zk: Any, tmp_path: Path) -> None:
+    rp = real_pulsar_zk
+    out = tmp_path / "proto.parquet"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pulsar_entries",
+            "--quiet",
+            "--engine",
+            "local",
+            "decode",
+            "--topic",
+            NS + "schema-protobuf-native",
+            "--metadata-url",
+            zk_url(rp),
+            str(out),
+            "--typed",
+            "--no-value",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "(1 error rows)" in run.stdout
+    written = pq.read_table(out)
+    expected = pe.read_topic(NS + "schema-protobuf-native", metadata_url=zk_url(rp), typed=True, value_column=False)
+    assert written.column_names == expected.column_names and "value" not in written.column_names
+    assert written.schema.field("big").type == pa.uint64() and pa.types.is_map(written.schema.field("counts").type)
+    names = ["id", "name", "__value.status", "lines", "counts", "maybe", "big", "small", "total", "note", "error"]
+    assert written.select(names).to_pylist() == expected.select(names).to_pylist()
 
 
 def test_the_registry_in_the_rocksdb_store(real_pulsar: Any) -> None:

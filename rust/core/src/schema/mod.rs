@@ -8,6 +8,9 @@
 //! - [`values`]: one message's payload → an Avro value, per schema type
 //!   (Avro datums under writer → reader resolution, JSON text, Pulsar's
 //!   primitive byte layouts, KeyValue INLINE and SEPARATED);
+//! - [`protobuf`]: PROTOBUF_NATIVE: a protobuf message read with its writer
+//!   version's descriptors, projected onto the reader version's fields, and
+//!   its Arrow columns;
 //! - [`guard`]: bounds an Avro datum's lengths by the bytes it has before
 //!   anything is allocated;
 //! - [`columns`]: Avro schemas → Arrow types, values → Arrow arrays;
@@ -16,6 +19,7 @@
 pub mod columns;
 pub mod guard;
 pub mod info;
+pub mod protobuf;
 pub mod registry;
 pub mod typed;
 pub mod values;

@@ -9,8 +9,9 @@
 //! Columns: the input's columns in their order (`value` only when
 //! [`TypedOptions::value_column`]; `error` added when absent), then the typed
 //! ones:
-//! - a record schema's fields, one column each, under the field's name, or
-//!   `__value.<name>` where the name is one of the input's columns;
+//! - a record schema's fields (a PROTOBUF_NATIVE root message's fields), one
+//!   column each, under the field's name, or `__value.<name>` where the name
+//!   is one of the input's columns;
 //! - any other value schema: one column, `__value__`;
 //! - KeyValue: the key's fields as `__key.<name>` (a non-record key:
 //!   `__key__`), then the value's as above.
@@ -27,6 +28,7 @@ use base64::Engine as _;
 
 use super::columns::{to_array, unwrap, Cx};
 use super::info::{SchemaType, TopicSchema};
+use super::protobuf::{proto_columns, proto_value, PValue};
 use super::values::{avro_value, json_value, primitive_schema, primitive_value, AvroDef, Codec};
 use super::SchemaError;
 
@@ -49,20 +51,36 @@ impl Default for TypedOptions {
     }
 }
 
+/// One side of a message, decoded: an Avro value (AVRO, JSON, the
+/// primitives) or a protobuf one (PROTOBUF_NATIVE).
+enum Decoded {
+    Avro(Value),
+    Proto(PValue),
+}
+
 /// One row's decoded sides.
 #[derive(Default)]
 struct Row {
-    key: Option<Value>,
-    value: Option<Value>,
+    key: Option<Decoded>,
+    value: Option<Decoded>,
     error: Option<String>,
 }
 
-fn decode_side(writer: &Codec, reader: &Codec, same: bool, bytes: &[u8]) -> Result<Value, String> {
+fn decode_side(
+    writer: &Codec,
+    reader: &Codec,
+    same: bool,
+    bytes: &[u8],
+) -> Result<Decoded, String> {
+    let avro = |v: Result<Value, String>| v.map(Decoded::Avro);
     match (writer, reader) {
-        (Codec::Avro(w), Codec::Avro(r)) => avro_value(w, (!same).then_some(r), bytes),
-        (Codec::Json(_), Codec::Json(r)) => json_value(r, bytes),
+        (Codec::Avro(w), Codec::Avro(r)) => avro(avro_value(w, (!same).then_some(r), bytes)),
+        (Codec::Json(_), Codec::Json(r)) => avro(json_value(r, bytes)),
         (Codec::Primitive(w), Codec::Primitive(r)) if same_primitive(*w, *r) => {
-            primitive_value(*r, bytes)
+            avro(primitive_value(*r, bytes))
+        }
+        (Codec::ProtobufNative(w), Codec::ProtobufNative(r)) => {
+            proto_value(w, r, bytes).map(Decoded::Proto)
         }
         _ => Err(format!(
             "written with a {} schema, the reader schema is {}",
@@ -109,7 +127,7 @@ fn decode_row(
     payload: Option<&[u8]>,
     key: MessageKey<'_>,
 ) -> Row {
-    let result = (|| -> Result<(Option<Value>, Option<Value>), String> {
+    let result = (|| -> Result<(Option<Decoded>, Option<Decoded>), String> {
         match (writer, reader) {
             (
                 Codec::KeyValue {
@@ -175,10 +193,28 @@ fn decode_row(
 /// The typed columns of one side (key or value) of the reader schema.
 fn side_columns(
     codec: &Codec,
-    vals: &[Option<&Value>],
+    decoded: &[Option<&Decoded>],
     single: &str,
     field_name: &dyn Fn(&str) -> String,
 ) -> Vec<(Field, ArrayRef)> {
+    if let Codec::ProtobufNative(def) = codec {
+        let vals: Vec<Option<&PValue>> = decoded
+            .iter()
+            .map(|d| match d {
+                Some(Decoded::Proto(v)) => Some(v),
+                _ => None,
+            })
+            .collect();
+        return proto_columns(def, &vals, field_name);
+    }
+    let vals: Vec<Option<&Value>> = decoded
+        .iter()
+        .map(|d| match d {
+            Some(Decoded::Avro(v)) => Some(v),
+            _ => None,
+        })
+        .collect();
+    let vals = vals.as_slice();
     match codec {
         Codec::Avro(def) | Codec::Json(def) => avro_columns(def, vals, single, field_name),
         Codec::Primitive(t) => {
@@ -199,7 +235,7 @@ fn side_columns(
             };
             vec![(Field::new(single, array.data_type().clone(), true), array)]
         }
-        Codec::KeyValue { .. } => Vec::new(),
+        Codec::KeyValue { .. } | Codec::ProtobufNative(_) => Vec::new(),
     }
 }
 
@@ -399,13 +435,13 @@ pub fn typed_batch(
     let mut typed: Vec<(Field, ArrayRef)> = Vec::new();
     let value_side = match &reader {
         Codec::KeyValue { key, value, .. } => {
-            let kv: Vec<Option<&Value>> = rows.iter().map(|r| r.key.as_ref()).collect();
+            let kv: Vec<Option<&Decoded>> = rows.iter().map(|r| r.key.as_ref()).collect();
             typed.extend(side_columns(key, &kv, "__key__", &|f| format!("__key.{f}")));
             value.as_ref()
         }
         other => other,
     };
-    let vv: Vec<Option<&Value>> = rows.iter().map(|r| r.value.as_ref()).collect();
+    let vv: Vec<Option<&Decoded>> = rows.iter().map(|r| r.value.as_ref()).collect();
     typed.extend(side_columns(value_side, &vv, "__value__", &value_name));
     for (f, c) in typed {
         fields.push(f);

@@ -12,6 +12,7 @@
 //!   INSTANT 8-byte seconds + 4-byte nanoseconds; LOCAL_DATE an 8-byte epoch
 //!   day; LOCAL_TIME an 8-byte nanosecond of day; LOCAL_DATE_TIME both;
 //!   BYTES and NONE the bytes;
+//! - PROTOBUF_NATIVE: the protobuf-encoded root message ([`super::protobuf`]);
 //! - KEY_VALUE: INLINE payloads are `[i32 length][key][i32 length][value]`
 //!   (-1 for null); SEPARATED ones hold the value, the key being the
 //!   message key (base64 when `key_b64_encoded`).
@@ -23,6 +24,7 @@ use serde_json::Value as Json;
 
 use super::guard::{check_datum, Names, MAX_DEPTH};
 use super::info::{split_key_value, SchemaType, SchemaVersion};
+use super::protobuf::ProtoDef;
 use super::SchemaError;
 
 /// How one schema version's payloads are read.
@@ -36,6 +38,7 @@ pub(crate) enum Codec {
         value: Box<Codec>,
         separated: bool,
     },
+    ProtobufNative(ProtoDef),
 }
 
 /// A parsed Avro definition with its named types.
@@ -79,10 +82,18 @@ impl Codec {
                     separated: parts.separated,
                 }
             }
-            SchemaType::Protobuf | SchemaType::ProtobufNative => {
-                return Err(SchemaError::Definition(format!(
-                    "{what} schemas are not decoded into columns (yet); read the raw value"
-                )))
+            SchemaType::ProtobufNative => {
+                Codec::ProtobufNative(ProtoDef::parse(&version.definition)?)
+            }
+            SchemaType::Protobuf => {
+                // Its definition is an Avro schema derived from the .proto: the field numbers of
+                // nested messages are not in it, so the payload cannot be read faithfully.
+                return Err(SchemaError::Definition(
+                    "PROTOBUF schemas (an Avro description of the .proto, without the nested field \
+                     numbers) are not decoded into columns; read the raw value, or write the topic \
+                     with a PROTOBUF_NATIVE schema"
+                        .into(),
+                ));
             }
             other => Codec::Primitive(other),
         })
@@ -95,6 +106,7 @@ impl Codec {
             Codec::Json(_) => "JSON",
             Codec::Primitive(t) => t.name(),
             Codec::KeyValue { .. } => "KEY_VALUE",
+            Codec::ProtobufNative(_) => "PROTOBUF_NATIVE",
         }
     }
 }

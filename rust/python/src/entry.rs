@@ -15,7 +15,7 @@ use pyo3_arrow::PyArray;
 
 use crate::convert::{batches_and_schema, dict_to_py, from_py, now_ms, string_pairs, table};
 use crate::errors::{Error, Result};
-use crate::processors::processors_from;
+use crate::processors::{processors_from, ProcessorSpec};
 
 /// Decodes entries (an Arrow table, record batch or stream) into a
 /// `pyarrow.Table` of messages.
@@ -28,7 +28,7 @@ pub fn decode<'py>(
     verify_checksum: bool,
     keep_markers: bool,
     max_uncompressed_size: usize,
-    processors: Option<Vec<Bound<'py, PyAny>>>,
+    processors: Option<Vec<ProcessorSpec>>,
     utf8_errors: &str,
     max_output_bytes: Option<usize>,
     columns: Option<Vec<String>>,

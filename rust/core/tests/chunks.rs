@@ -279,7 +279,8 @@ struct Row2 {
 fn a_table_reassembles_as_its_batches_and_gives_its_schema_without_any() {
     let topic = chunks(&payload(5_000, 3), "p", 1, Codec::None, 2_000);
     let input = decode(&topic);
-    let (out, schema) = reassemble_table(input.schema(), &[input.clone()], unlimited()).unwrap();
+    let one = std::slice::from_ref(&input);
+    let (out, schema) = reassemble_table(input.schema(), one, unlimited()).unwrap();
     assert_eq!(rows(&out), run(&topic, unlimited()));
     assert_eq!(schema, output_schema(&input.schema()));
     let (none, empty_schema) = reassemble_table(input.schema(), &[], unlimited()).unwrap();

@@ -152,9 +152,7 @@ class VersionedState(_Builtin):
         first_version: int | None = None,
     ) -> None:
         table = None if transitions is None else {k: list(v) for k, v in transitions.items()}
-        self._native = _native.NativeStrategy(
-            "versioned_state", table, initial_state, allow_version_gaps, first_version
-        )
+        self._build("versioned_state", table, initial_state, allow_version_gaps, first_version)
 
 
 class _Adapter:

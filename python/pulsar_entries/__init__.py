@@ -9,7 +9,7 @@ data moves zero-copy.
 from __future__ import annotations
 
 from . import kafka, offload, processors, strategies
-from ._broker import find_position_by_time, stamp
+from ._broker import Position, find_position_by_offset, find_position_by_time, stamp
 from ._cluster import read_topic
 from ._compaction import (
     Compactor,
@@ -21,29 +21,25 @@ from ._compaction import (
     to_ledger_records,
 )
 from ._context import EntryContext
+from ._decode import decode
 from ._entries import entries_table
+from ._message_id import ChunkMessageId, MessageId, seek_position
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
-    ChunkMessageId,
     DataError,
     EntryFormatError,
     InputSchemaError,
-    MessageId,
     OffloadFormatError,
     OptionsError,
     OrderError,
-    Position,
     PulsarEntriesError,
     StorageError,
     __version__,
-    decode,
     encode_chunked,
     encode_entry,
     entry_metadata,
-    find_position_by_offset,
     parse_entry,
     reassemble_chunks,
-    seek_position,
     set_broker_entry_metadata,
     with_message_ids,
 )

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _native
+from ._decode import decode
 
 #: What the decoder reads; everything else is carried.
 DECODER_COLUMNS = ("ledger_id", "entry_id", "data", "partition")
@@ -124,20 +125,20 @@ def decode_carrying(
     table = entries if isinstance(entries, pa.Table) else pa.Table.from_batches([entries])
     names = table.column_names
     has_errors = "error" in names and table.column("error").null_count < table.num_rows
-    message_columns = _native.decode(table.slice(0, 0).select([c for c in DECODER_COLUMNS if c in names])).column_names
+    message_columns = decode(table.slice(0, 0).select([c for c in DECODER_COLUMNS if c in names])).column_names
     extras = carried_columns(names, message_columns)
     core = table.select([c for c in DECODER_COLUMNS if c in names])
     if not extras and not has_errors:
         if columns is not None:
             options = dict(options, columns=[c for c in columns if c in message_columns])
-        return _native.decode(core, **options)
+        return decode(core, **options)
     if columns is not None:
         wanted = [c for c in columns if c in message_columns]
         options = dict(options, columns=wanted + [c for c in CARRY_NEEDS if c not in wanted])
     parts = []
     for start, stop in _runs_without_repeats(*_ids(table)):
         part = table.slice(start, stop - start)
-        parts.append(_carry(part, _native.decode(core.slice(start, stop - start), **options), extras))
+        parts.append(_carry(part, decode(core.slice(start, stop - start), **options), extras))
     if not parts:
-        return _carry(table, _native.decode(core, **options), extras)
+        return _carry(table, decode(core, **options), extras)
     return pa.concat_tables(parts)

@@ -5,14 +5,12 @@ built module by stubtest (scripts/lint); splitting it would only scatter that on
 """
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeAlias, TypedDict, final
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias, TypedDict, final
 
 import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]  # pyarrow ships no stubs
-from typing_extensions import disjoint_base
 
 # The TypedDicts are runtime classes of pulsar_entries._dicts (importable by processor authors).
-from ._context import EntryContext
 from ._dicts import DecodedMessageDict as DecodedMessageDict
 from ._dicts import KafkaRecordDict as KafkaRecordDict
 from ._dicts import MessageDict as MessageDict
@@ -23,19 +21,15 @@ Millis: TypeAlias = int | datetime.datetime
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
     "BookieReader",
-    "BuiltinProcessor",
-    "ChunkMessageId",
     "Compactor",
     "DataError",
     "EntryFormatError",
     "InputSchemaError",
-    "MessageId",
     "NativeStrategy",
     "OffloadFormatError",
     "OptionsError",
     "OrderError",
     "PartitionReassembler",
-    "Position",
     "PulsarEntriesError",
     "StorageError",
     "StrategicFolder",
@@ -44,10 +38,12 @@ __all__ = [
     "__version__",
     "aborted_transactions",
     "bookie_address",
+    "builtin_processor",
     "compacted_last_position",
     "compacted_ledger",
     "compaction_candidates",
     "decode",
+    "deserialize_message_id",
     "encode_chunked",
     "encode_entry",
     "encode_kafka_batch",
@@ -76,7 +72,6 @@ __all__ = [
     "partition_name",
     "pulsar_messages",
     "read_bookie_dirs",
-    "read_bookie_files",
     "read_offload_blocks",
     "read_offload_object",
     "reassemble_chunks",
@@ -84,7 +79,7 @@ __all__ = [
     "rebuild_entries",
     "schema_entry",
     "schema_locations",
-    "seek_position",
+    "serialize_message_id",
     "set_broker_entry_metadata",
     "single_message",
     "stamp",
@@ -128,39 +123,13 @@ class OffloadFormatError(DataError):
 class StorageError(PulsarEntriesError, OSError):
     """Reading or writing storage failed: a file, an object, a connection."""
 
-class PayloadProcessorLike(Protocol):
-    def process(self, payload: bytes, context: EntryContext) -> Iterable[OutputMessageDict]: ...
+#: A processor as ``pulsar_entries.processors.native_processors`` passes it: a built-in's name,
+#: or a Python processor's ``(name, entry_property, processor)``.
+ProcessorSpec: TypeAlias = str | tuple[str, tuple[str, str | None] | None, Any]
 
-@final
-class BuiltinProcessor:
-    """A processor implemented in Rust (``KAFKA``, ``PULSAR``). Picklable."""
-
-    def __new__(cls, name: str) -> BuiltinProcessor: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def entry_property(self) -> tuple[str, str | None] | None: ...
-
-ProcessorLike: TypeAlias = BuiltinProcessor | str | PayloadProcessorLike
-
-@final
-class Position:
-    """Where a seek lands."""
-
-    @property
-    def row(self) -> int:
-        """Row in the entry table (its length when past the last entry)."""
-    @property
-    def ledger_id(self) -> int: ...
-    @property
-    def entry_id(self) -> int:
-        """Past the end: the last entry id + 1, as Pulsar's ``Position.getNext()``."""
-    @property
-    def batch_index(self) -> int | None:
-        """Offset seeks: the message's index in the entry holding the offset."""
-    @property
-    def entries_read(self) -> int:
-        """Entries the binary search read."""
+def builtin_processor(name: str) -> tuple[str, str | None] | None:
+    """The entry property the built-in processor ``name`` selects on (None: every entry);
+    OptionsError for an unknown name."""
 
 def decode(
     entries: Any,
@@ -168,55 +137,28 @@ def decode(
     verify_checksum: bool = True,
     keep_markers: bool = False,
     max_uncompressed_size: int = ...,
-    processors: Sequence[ProcessorLike] | None = None,
+    processors: Sequence[ProcessorSpec] | None = None,
     utf8_errors: str = "replace",
     max_output_bytes: int | None = None,
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
-    """Decodes entries into one row per message.
-
-    ``entries`` is a pyarrow Table or RecordBatch, or any object exporting an
-    Arrow stream (``__arrow_c_stream__``), with columns ``ledger_id`` (int64),
-    ``entry_id`` (int64), ``data`` (binary or large_binary) and optionally
-    ``partition`` (int32). An entry that cannot be decoded yields exactly one
-    row whose ``error`` says what failed and at which byte offset.
-
-    ``processors`` (default ``[KAFKA, PULSAR]``) are tried in order per entry;
-    see ``pulsar_entries.processors``.
-
-    ``utf8_errors``: a text field (producer name, key, property, uuid,
-    replicated_from, ...) that is not valid UTF-8 is ``"replace"``d, each
-    malformed sequence by U+FFFD as Pulsar's Java client reads it (default),
-    or makes the entry one ``"error"`` row naming the field and offset.
-    ``max_output_bytes`` caps the decompressed payload bytes of this call;
-    an entry that would exceed it is an error row.
-    ``columns`` builds only those output columns, in that order (the same
-    values as the full table's columns, without the work for the others);
-    an unknown or repeated name raises OptionsError.
-    """
+    """``pulsar_entries.decode`` with the processors checked (an empty list is an OptionsError)."""
 
 def stamp(
     entries: Any,
     *,
-    start_index: int = -1,
-    timestamps: Millis | Sequence[Millis] | pa.Array | None = None,
+    start_index: int = ...,
+    timestamps: int | Sequence[int] | None = None,
     index: bool = True,
     timestamp: bool = True,
 ) -> pa.Table:
-    """Adds or replaces every entry's broker entry metadata (``0e 02`` prefix),
-    in table order, as Pulsar's interceptors do. ``index`` is the offset of the
-    entry's last message, counting from ``start_index``; ``broker_timestamp``
-    comes from ``timestamps`` (one value, or one per entry) or the clock.
-    The checksummed part of each entry is kept byte for byte.
-    """
+    """``pulsar_entries.stamp`` with the times in milliseconds (none: the clock)."""
 
-def find_position_by_time(entries: Any, time: Millis) -> Position:
-    """Pulsar's seek by timestamp: the entry after the newest entry whose
-    broker timestamp (else publish time) is before ``time``; the first entry
-    when none is. A binary search reading O(log n) entries' metadata."""
+def find_position_by_time(entries: Any, time: int) -> tuple[int, int, int, int | None, int]:
+    """``pulsar_entries.find_position_by_time``: a ``Position``'s fields."""
 
-def find_position_by_offset(entries: Any, offset: int) -> Position:
-    """KoP's seek by continuous offset: a binary search on the broker index."""
+def find_position_by_offset(entries: Any, offset: int) -> tuple[int, int, int, int | None, int]:
+    """``pulsar_entries.find_position_by_offset``: a ``Position``'s fields."""
 
 def encode_kafka_batch(
     records: Sequence[KafkaRecordDict],
@@ -389,59 +331,13 @@ def with_message_ids(table: Any) -> pa.Table:
     ``message_id_str`` (Java's text form) appended. Rows that are not messages
     (non-complete chunk outcomes) get nulls."""
 
-@disjoint_base
-class MessageId:
-    """A message position as Pulsar's Java client serializes, prints and
-    orders it. Equality, ordering and hashing use ``(ledger_id, entry_id,
-    partition, batch_index)``; ``batch_size`` is carried for serialization only."""
+def serialize_message_id(parts: tuple[int, int, int, int, int | None, tuple[int, int, int] | None]) -> bytes:
+    """Java's ``MessageId.toByteArray()`` of ``(ledger_id, entry_id, partition, batch_index,
+    batch_size, first chunk's (ledger_id, entry_id, partition) or None)``."""
 
-    def __new__(
-        cls,
-        ledger_id: int,
-        entry_id: int,
-        partition: int = -1,
-        batch_index: int = -1,
-        batch_size: int | None = None,
-    ) -> MessageId: ...
-    @property
-    def ledger_id(self) -> int: ...
-    @property
-    def entry_id(self) -> int: ...
-    @property
-    def partition(self) -> int: ...
-    @property
-    def batch_index(self) -> int: ...
-    @property
-    def batch_size(self) -> int | None: ...
-    def serialize(self) -> bytes:
-        """Java's ``MessageId.toByteArray()`` (``batch_size`` written, 0 when unknown)."""
-    @staticmethod
-    def deserialize(data: bytes) -> MessageId | ChunkMessageId:
-        """Java's ``MessageId.fromByteArray()``: a batch index wins over
-        ``first_chunk_message_id``, which makes a ``ChunkMessageId``.
-        Raises EntryFormatError on bad bytes."""
-    def __lt__(self, other: MessageId, /) -> bool: ...
-    def __le__(self, other: MessageId, /) -> bool: ...
-    def __gt__(self, other: MessageId, /) -> bool: ...
-    def __ge__(self, other: MessageId, /) -> bool: ...
-    def __hash__(self) -> int: ...
-
-@final
-class ChunkMessageId(MessageId):
-    """A chunked message's id (PIP-107). Its ``ledger_id``, ``entry_id`` and
-    ``partition`` are the last chunk's: it equals, orders and hashes as the
-    last chunk's position (Java's ``hashCode`` also mixes in the first chunk;
-    ours stays consistent with equality). ``str()`` is ``first;last``."""
-
-    def __new__(cls, first: MessageId, last: MessageId) -> ChunkMessageId: ...
-    @property
-    def first(self) -> MessageId: ...
-    @property
-    def last(self) -> MessageId: ...
-
-def seek_position(message_id: MessageId) -> MessageId:
-    """Where a consumer seeks for ``message_id``: the first chunk of a chunked
-    message (PIP-107), the id itself otherwise."""
+def deserialize_message_id(data: bytes) -> tuple[int, int, int, int, int | None, tuple[int, int, int] | None]:
+    """The parts of Java's ``MessageId.fromByteArray()`` (a batch index wins over the first chunk).
+    Raises EntryFormatError on bad bytes."""
 
 # ---------------------------------------------------------------- compaction
 
@@ -471,19 +367,10 @@ class Compactor:
 
 @final
 class NativeStrategy:
-    """A built-in compaction strategy implemented in Rust."""
+    """A built-in compaction strategy implemented in Rust: ``kind`` is ``"latest_wins"``,
+    ``"first_wins"`` or ``"versioned_state"`` (the other arguments are its). Not picklable:
+    ``pulsar_entries.strategies`` pickles its arguments and rebuilds it."""
 
-    @staticmethod
-    def latest_wins() -> NativeStrategy: ...
-    @staticmethod
-    def first_wins() -> NativeStrategy: ...
-    @staticmethod
-    def versioned_state(
-        transitions: Mapping[str, Sequence[str]] | None = None,
-        initial_state: str = "Init",
-        allow_version_gaps: bool = True,
-        first_version: int | None = None,
-    ) -> NativeStrategy: ...
     def __new__(
         cls,
         kind: str,
@@ -491,12 +378,9 @@ class NativeStrategy:
         initial_state: str = "Init",
         allow_version_gaps: bool = True,
         first_version: int | None = None,
-    ) -> NativeStrategy:
-        """Rebuilds a built-in from its constructor's arguments (``kind`` is
-        ``"latest_wins"``, ``"first_wins"`` or ``"versioned_state"``); what
-        pickling stores, so strategies travel to Spark executors."""
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
-    def should_keep_left(self, prev: bytes | None, cur: bytes | None) -> bool: ...
+    ) -> NativeStrategy: ...
+    def should_keep_left(self, prev: bytes | None, cur: bytes | None) -> bool:
+        """The strategy's decision on raw values (``None`` is a tombstone)."""
 
 @final
 class SurvivorFolder:
@@ -707,8 +591,12 @@ def write_offload_streaming(
 def topic_paths(topic: str) -> dict[str, Any]:
     """The metadata-store paths of a topic name."""
 
-def partition_name(topic: str, index: int) -> str: ...
-def strip_rocksdb_header(value: bytes) -> bytes: ...
+def partition_name(topic: str, index: int) -> str:
+    """The topic name of partition ``index`` of ``topic``."""
+
+def strip_rocksdb_header(value: bytes) -> bytes:
+    """A RocksDB metadata-store value without its ``MetaValue`` header."""
+
 def managed_ledger_info(node: bytes) -> dict[str, Any]:
     """A managed ledger's node: its ledgers (with offload state) and properties."""
 
@@ -716,22 +604,25 @@ def compacted_ledger(
     cursor_node: bytes, last_position_entry: bytes | None = None
 ) -> tuple[int | None, tuple[int, int] | None, int]:
     """``(compacted ledger id, compaction horizon, cursors ledger id)`` of the
-    ``__compaction`` cursor's node."""
+    ``__compaction`` cursor's node, or the last entry of its cursor ledger when given (the cursors
+    ledger id is >= 0 when that ledger's last entry is authoritative)."""
 
-def partition_count(node: bytes) -> int: ...
-def bookie_address(bookie_id: str, node: bytes) -> str: ...
+def partition_count(node: bytes) -> int:
+    """The partition count in a partitioned-topic metadata node."""
+
+def bookie_address(bookie_id: str, node: bytes) -> str:
+    """A bookie's ``host:port`` from its registration node."""
+
 def ledger_metadata(ledger_id: int, node: bytes) -> dict[str, Any]:
-    """A BookKeeper ledger's metadata node as a dict."""
+    """A BookKeeper ledger's metadata node as a dict. The password is left out."""
 
 def ledger_node_from_text(ledger_id: int, text: str, password: bytes = ...) -> bytes:
     """The ledger node (format v3) equivalent to BookKeeper's text form of a
     ledger's metadata (the admin REST API's ``internal-stats?metadata=true``),
     ``password`` standing in for the one the text omits."""
 
-def ledger_path(ledger_id: int, root: str = "/ledgers") -> str: ...
-def read_bookie_files(logs: Sequence[str], ledgers: Sequence[tuple[int, bytes]]) -> pa.RecordBatch:
-    """Ledgers read from a bookie's entry-log files (offline): one row per
-    entry, an error row per damaged place in a file."""
+def ledger_path(ledger_id: int, root: str = "/ledgers") -> str:
+    """The ledger-node path of a ledger id."""
 
 def read_bookie_dirs(
     dirs: Sequence[tuple[str, Sequence[str], Sequence[tuple[int, int, int]] | None]],
@@ -758,7 +649,8 @@ class BookieReader:
         pipeline_depth: int = 64,
         max_frame_bytes: int = 5308416,
     ) -> BookieReader: ...
-    def last_readable(self, ledger_id: int, metadata: bytes) -> int: ...
+    def last_readable(self, ledger_id: int, metadata: bytes) -> int:
+        """The readable bound of a ledger: its last entry if CLOSED, its last-add-confirmed if OPEN."""
     def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: int | None = None) -> pa.RecordBatch:
         """Entries ``first..=last`` of a ledger as ``ledger_id, entry_id, data, error``."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import operator
 from typing import Any, Union
 
 #: Milliseconds since the epoch, or a datetime (naive: UTC).
@@ -26,6 +27,20 @@ def to_millis(value: Millis) -> int:
         ms = as_utc(value).timestamp() * 1000
         return int(math.copysign(math.floor(abs(ms) + 0.5), ms))
     return int(value)
+
+
+def millis(value: Any) -> int:
+    """Milliseconds since the epoch of an int or of anything with ``.timestamp()`` (a datetime;
+    naive: UTC), rounded as :func:`to_millis` rounds; a TypeError for anything else."""
+    if isinstance(value, dt.datetime):
+        return to_millis(value)
+    if hasattr(value, "timestamp") and not isinstance(value, int):
+        ms = value.timestamp() * 1000
+        return int(math.copysign(math.floor(abs(ms) + 0.5), ms))
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError("expected an int (milliseconds) or a datetime") from None
 
 
 def parse_time(text: str) -> int:

@@ -7,7 +7,8 @@ from typing import Literal, Union
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._native import ChunkMessageId, MessageId, seek_position, with_message_ids
+from ._message_id import ChunkMessageId, MessageId, seek_position
+from ._native import with_message_ids
 
 AnyMessageId = Union[MessageId, ChunkMessageId]
 

@@ -21,12 +21,52 @@ Processors are picklable when their class is (built-ins always are), so a Spark
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from . import _native
 from ._context import EntryContext
 from ._dicts import DecodedMessageDict, MessageDict, OutputMessageDict
-from ._native import BuiltinProcessor
+
+
+class BuiltinProcessor:
+    """A built-in processor (run in Rust): ``KAFKA`` or ``PULSAR``. Picklable, so it can travel
+    to Spark executors."""
+
+    __slots__ = ("_entry_property", "_name")
+    _name: str
+    _entry_property: tuple[str, str | None] | None
+
+    def __init__(self, name: str) -> None:
+        # The core knows the built-ins: an unknown name raises OptionsError.
+        object.__setattr__(self, "_entry_property", _native.builtin_processor(name))
+        object.__setattr__(self, "_name", name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("BuiltinProcessor is immutable")
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def entry_property(self) -> tuple[str, str | None] | None:
+        """The entry property the processor selects on (None: every entry)."""
+        return self._entry_property
+
+    def __eq__(self, other: object) -> bool:
+        return self._name == other._name if isinstance(other, BuiltinProcessor) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._name)
+
+    def __repr__(self) -> str:
+        return f"BuiltinProcessor({json.dumps(self._name, ensure_ascii=False)})"
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (BuiltinProcessor, (self._name,))
+
 
 #: KoP's Kafka entries (``entry.format=kafka``): every Kafka RecordBatch v2 of the entry.
 KAFKA = BuiltinProcessor("kafka")
@@ -61,6 +101,44 @@ class Processor:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, entry_property={self.entry_property!r})"
+
+
+def native_processors(processors: Any) -> list[Any] | None:
+    """``decode(processors=...)`` as the native decoder takes it: a built-in's name, or a Python
+    processor's ``(name, entry_property, processor)``; a TypeError for anything else. Each
+    processor's ``entry_property`` is read here, once, so choosing one never needs the GIL."""
+    if processors is None:
+        return None
+    if isinstance(processors, (str, bytes)) or not isinstance(processors, Sequence):
+        raise TypeError(f"processors must be a list of processors, not {type(processors).__name__}")
+    out: list[Any] = []
+    for i, p in enumerate(processors):
+        if isinstance(p, BuiltinProcessor):
+            out.append(p.name)
+        elif isinstance(p, str):
+            out.append(p)
+        elif callable(getattr(p, "process", None)):
+            name = getattr(p, "name", None)
+            if name is None:
+                name = type(p).__name__
+            elif not isinstance(name, str):
+                raise TypeError(f"processors[{i}].name must be a str")
+            prop = getattr(p, "entry_property", None)
+            pair = isinstance(prop, tuple) and len(prop) == 2
+            if prop is not None and not (
+                pair and isinstance(prop[0], str) and (prop[1] is None or isinstance(prop[1], str))
+            ):
+                raise TypeError(
+                    f"processor {json.dumps(name, ensure_ascii=False)}: entry_property must be None or "
+                    "a (key, value) pair of str (value may be None)"
+                )
+            out.append((name, prop, p))
+        else:
+            raise TypeError(
+                f"processors[{i}] must be a built-in processor (KAFKA, PULSAR, or its name) or an object "
+                "with a process(payload, context) method"
+            )
+    return out
 
 
 def _check(processor: Any) -> None:

@@ -39,6 +39,7 @@ from . import _native
 from ._cluster.admin import AdminRest, is_admin_url
 from ._cluster.schemas import from_schema_info, registry_versions, rest_versions
 from ._cluster.stores import open_store
+from ._decode import decode as _decode
 
 __all__ = ["SchemaVersion", "TopicSchema", "decode", "topic_schemas", "typed", "typed_schema"]
 
@@ -162,5 +163,5 @@ def decode(entries: Any, *, schema: SchemaLike, value_column: bool = True, **dec
     """:func:`pulsar_entries.decode` of ``entries`` (``decode_options`` are its
     options), chunked messages reassembled (:func:`pulsar_entries.reassemble_chunks`:
     its columns are added), then :func:`typed`."""
-    messages = _native.reassemble_chunks(_native.decode(entries, **decode_options))
+    messages = _native.reassemble_chunks(_decode(entries, **decode_options))
     return typed(messages, schema, value_column=value_column)

@@ -87,6 +87,20 @@ class _Builtin:
 
     value_format: FormatSpec = "bytes"
     _native: Any
+    _spec: tuple[Any, ...]
+
+    def _build(self, *spec: Any) -> None:
+        self._spec = spec
+        self._native = _native.NativeStrategy(*spec)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled without the native strategy, which is rebuilt from its
+        # arguments where it is unpickled (Spark ships strategies to executors).
+        return {k: v for k, v in self.__dict__.items() if k != "_native"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._native = _native.NativeStrategy(*self._spec)
 
     def should_keep_left(self, prev: Any | None, cur: Any | None) -> bool:
         fmt = value_format(self.value_format)
@@ -104,14 +118,14 @@ class LatestWins(_Builtin):
     """The last value wins, as plain compaction does (through the strategic compactor)."""
 
     def __init__(self) -> None:
-        self._native = _native.NativeStrategy.latest_wins()
+        self._build("latest_wins")
 
 
 class FirstWins(_Builtin):
     """The first value of a key wins; later values are ignored until a tombstone deletes it."""
 
     def __init__(self) -> None:
-        self._native = _native.NativeStrategy.first_wins()
+        self._build("first_wins")
 
 
 class VersionedState(_Builtin):
@@ -138,7 +152,7 @@ class VersionedState(_Builtin):
         first_version: int | None = None,
     ) -> None:
         table = None if transitions is None else {k: list(v) for k, v in transitions.items()}
-        self._native = _native.NativeStrategy.versioned_state(table, initial_state, allow_version_gaps, first_version)
+        self._build("versioned_state", table, initial_state, allow_version_gaps, first_version)
 
 
 class _Adapter:

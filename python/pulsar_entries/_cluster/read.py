@@ -12,6 +12,7 @@ import pyarrow as pa
 
 import pulsar_entries._native as _native
 
+from .._decode import decode
 from .admin import AdminRest, _unresolved_bookies, is_admin_url, resolve_topic_admin
 from .files import BookieFiles
 from .layout import Ledger, Partition, TopicLayout, resolve_topic
@@ -160,8 +161,8 @@ def _compacted_to(compacted: Ledger) -> tuple[int, int] | None:
     raw = compacted.info.get("custom_metadata", {}).get("pulsar/compactedTo")
     if raw is None:
         return None
-    mid = _native.MessageId.deserialize(bytes(raw))
-    return (mid.ledger_id, mid.entry_id)
+    ledger_id, entry_id, *_ = _native.deserialize_message_id(bytes(raw))
+    return (ledger_id, entry_id)
 
 
 def read_topic(
@@ -257,7 +258,7 @@ def _messages(entries: pa.Table, **decode_options: Any) -> pa.Table:
 
     good = entries.filter(pc.is_null(entries["error"])).drop_columns(["error"])
     bad = entries.filter(pc.is_valid(entries["error"]))
-    messages = pa.table(_native.reassemble_chunks(_native.decode(good, **decode_options)))
+    messages = pa.table(_native.reassemble_chunks(decode(good, **decode_options)))
     if not bad.num_rows:
         return messages
     columns = {name: pa.nulls(bad.num_rows, messages.schema.field(name).type) for name in messages.schema.names}

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import _native
-from .._broker import find_position_by_time
+from .._broker import find_position_by_offset, find_position_by_time
 from .._sample import generate_topic
 from ._commands import describe, engine, write_sample
 from ._engines import Engine
@@ -166,7 +166,7 @@ def _print_seeks(engine: Engine, entries: pa.Table, entries_dir: Path) -> None:
         print(f"   the same seek on Spark: entry {row.ledger_id}:{row.entry_id} ({'agrees' if agree else 'DIFFERS'})")
         if not agree:
             raise CliError("the Spark seek and the in-process seek disagree")
-    pos = _native.find_position_by_offset(entries, base + 1 if found["num_messages"] > 1 else base)
+    pos = find_position_by_offset(entries, base + 1 if found["num_messages"] > 1 else base)
     print(
         f"   seek to offset {base + (1 if found['num_messages'] > 1 else 0):,}: entry {pos.ledger_id}:{pos.entry_id}, "
         f"batch index {pos.batch_index}; read {pos.entries_read} entries"

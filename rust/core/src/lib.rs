@@ -61,6 +61,6 @@ pub use error::{EntryError, ErrorKind, Result};
 pub use format::compression::{Codec, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 pub use format::encode::{encode_chunked, encode_entry, EncodeOptions, Key, MessageInput};
 pub use format::frame::EntryView;
-pub use format::message_id::{AnyMessageId, ChunkMessageId, MessageId};
+pub use format::message_id::{AnyMessageId, ChunkMessageId, IdParts, MessageId};
 pub use format::wire::{Lossy, Utf8Errors};
 pub use processor::{PayloadProcessor, Processors};

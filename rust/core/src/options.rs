@@ -12,6 +12,7 @@ use crate::format::compression::Codec;
 use crate::format::wire::Utf8Errors;
 use crate::processor::api::DecodeOptions;
 use crate::processor::kafka::codec::KafkaCodec;
+use crate::stamp::Timestamps;
 
 fn invalid(text: String) -> EntryError {
     EntryError::Options(text)
@@ -154,6 +155,17 @@ pub fn non_negative_ms(name: &str, value: i64) -> Result<u64> {
     u64::try_from(value).map_err(|_| invalid(format!("{name} must be >= 0, got {value}")))
 }
 
+/// One stamping time for every entry (ms, not negative).
+pub fn fixed_timestamps(ms: i64) -> Result<Timestamps> {
+    Ok(Timestamps::Fixed(non_negative_ms("timestamps", ms)?))
+}
+
+/// One stamping time per entry, in table order (ms, none negative).
+pub fn entry_timestamps(ms: &[i64]) -> Result<Timestamps> {
+    let each = ms.iter().map(|&t| non_negative_ms("timestamps", t));
+    Ok(Timestamps::PerEntry(each.collect::<Result<_>>()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +225,16 @@ mod tests {
             assert_eq!(bad.unwrap_err().kind(), ErrorKind::Options);
         }
         assert_eq!(non_negative_ms("t", 5), Ok(5));
+        assert_eq!(fixed_timestamps(7), Ok(Timestamps::Fixed(7)));
+        assert_eq!(
+            entry_timestamps(&[1, 2]),
+            Ok(Timestamps::PerEntry(vec![1, 2]))
+        );
+        for bad in [fixed_timestamps(-1), entry_timestamps(&[1, -2])] {
+            let e = bad.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Options);
+            assert!(e.to_string().contains("timestamps must be >= 0"), "{e}");
+        }
         assert_eq!(
             non_negative_ms("t", -1).unwrap_err().kind(),
             ErrorKind::Options

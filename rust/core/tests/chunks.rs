@@ -19,7 +19,7 @@ use arrow_schema::{DataType, Field, Schema};
 use proptest::prelude::*;
 use pulsar_entries_core::chunks::{
     finish_leftovers, finished_schema, leftover_schema, output_schema, reassemble,
-    reassemble_partition, ReassemblyOptions, ROLE_COLUMN, WATERMARK_COLUMN,
+    reassemble_partition, reassemble_table, ReassemblyOptions, ROLE_COLUMN, WATERMARK_COLUMN,
 };
 use pulsar_entries_core::format::encode::frame_entry;
 use pulsar_entries_core::proto;
@@ -273,6 +273,19 @@ struct Row2 {
     entry: i64,
     uuid: Option<String>,
     error: Option<String>,
+}
+
+#[test]
+fn a_table_reassembles_as_its_batches_and_gives_its_schema_without_any() {
+    let topic = chunks(&payload(5_000, 3), "p", 1, Codec::None, 2_000);
+    let input = decode(&topic);
+    let one = std::slice::from_ref(&input);
+    let (out, schema) = reassemble_table(input.schema(), one, unlimited()).unwrap();
+    assert_eq!(rows(&out), run(&topic, unlimited()));
+    assert_eq!(schema, output_schema(&input.schema()));
+    let (none, empty_schema) = reassemble_table(input.schema(), &[], unlimited()).unwrap();
+    assert!(none.is_empty());
+    assert_eq!(empty_schema, schema);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use pulsar_entries_core::chunks::{self, Reassembler};
+use pulsar_entries_core::chunks;
 use pulsar_entries_core::options::reassembly_options;
 use pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 use pyo3::prelude::*;
@@ -28,19 +28,9 @@ pub fn reassemble_chunks(
     max_message_size: usize,
 ) -> Result<Bound<'_, PyAny>> {
     let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
-    let reader = messages.into_reader()?;
-    let input_schema = reader.schema();
-    let (batches, schema) = py.detach(move || -> Result<_> {
-        let mut r = Reassembler::new(input_schema, opts)?;
-        let mut out = Vec::new();
-        for batch in reader {
-            out.extend(r.push(&batch?)?);
-        }
-        out.extend(r.finish()?);
-        out.retain(|b| b.num_rows() > 0);
-        Ok((out, r.schema()))
-    })?;
-    table(py, batches, schema)
+    let (input, batches) = batches_and_schema(messages)?;
+    let (out, schema) = py.detach(|| chunks::reassemble_table(input, &batches, opts))?;
+    table(py, out, schema)
 }
 
 /// The partition pass of a distributed reassembly (see `pulsar_entries.chunks`).

@@ -8,25 +8,25 @@ use std::collections::{HashMap, HashSet};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use pulsar_entries_core::compaction::builtin::{BuiltinStrategy, StatFields};
-use pulsar_entries_core::compaction::compactor::{aborted_in, output_schema, Compactor};
+use pulsar_entries_core::compaction::builtin::BuiltinStrategy;
+use pulsar_entries_core::compaction::compactor::{aborted_in, output_schema};
 use pulsar_entries_core::compaction::distributed::{
     self, candidate_schema, SurvivorFolder as Folder,
 };
 use pulsar_entries_core::compaction::keyed::{keyed_messages as keyed, keyed_schema};
 use pulsar_entries_core::compaction::lookup::{self, source_name};
 use pulsar_entries_core::compaction::records::{self, parsed_records_schema, records_schema};
-use pulsar_entries_core::compaction::strategic::StrategicCompactor;
 use pulsar_entries_core::compaction::strategic_distributed::{
     self as sd, PartitionPass, StrategicFold,
 };
 use pulsar_entries_core::compaction::strategy::Strategy;
+use pulsar_entries_core::compaction::topic::TopicCompactor;
 use pulsar_entries_core::compaction::CompactOptions;
 use pulsar_entries_core::options::{compact_options, order as parse_order};
 use pulsar_entries_core::{EntryError, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyType};
+use pyo3::types::{PyBytes, PyDict};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
@@ -38,55 +38,11 @@ type DynStrategy = Box<dyn Strategy + Send + Sync>;
 
 // ---------------------------------------------------------------- strategies
 
-/// `(kind, transitions, initial_state, allow_version_gaps, first_version)`.
-type StrategyArgs = (
-    String,
-    Option<HashMap<String, Vec<String>>>,
-    String,
-    bool,
-    Option<i64>,
-);
-
-/// A built-in strategy implemented in Rust.
 #[pyclass(module = "pulsar_entries._native", frozen)]
-pub struct NativeStrategy {
-    strategy: BuiltinStrategy,
-    /// The constructor's arguments, for pickling (Spark ships strategies to executors).
-    args: StrategyArgs,
-}
+pub struct NativeStrategy(BuiltinStrategy);
 
 #[pymethods]
 impl NativeStrategy {
-    #[staticmethod]
-    fn latest_wins() -> Result<Self> {
-        Self::new("latest_wins", None, "Init", true, None)
-    }
-
-    #[staticmethod]
-    fn first_wins() -> Result<Self> {
-        Self::new("first_wins", None, "Init", true, None)
-    }
-
-    /// `transitions` maps a state to the states it may move to; `None` uses
-    /// Pulsar's service-unit state transitions.
-    #[staticmethod]
-    #[pyo3(signature = (transitions=None, initial_state="Init", allow_version_gaps=true, first_version=None))]
-    fn versioned_state(
-        transitions: Option<HashMap<String, Vec<String>>>,
-        initial_state: &str,
-        allow_version_gaps: bool,
-        first_version: Option<i64>,
-    ) -> Result<Self> {
-        Self::new(
-            "versioned_state",
-            transitions,
-            initial_state,
-            allow_version_gaps,
-            first_version,
-        )
-    }
-
-    /// Rebuilds a strategy from its constructor's arguments (what pickling stores).
     #[new]
     #[pyo3(signature = (kind, transitions=None, initial_state="Init", allow_version_gaps=true, first_version=None))]
     fn new(
@@ -96,27 +52,14 @@ impl NativeStrategy {
         allow_version_gaps: bool,
         first_version: Option<i64>,
     ) -> Result<Self> {
-        let t = transitions.clone();
-        let strategy =
-            BuiltinStrategy::from_args(kind, t, initial_state, allow_version_gaps, first_version)?;
-        let args = (
-            kind.to_owned(),
-            transitions,
-            initial_state.to_owned(),
-            allow_version_gaps,
-            first_version,
-        );
-        Ok(NativeStrategy { strategy, args })
+        let (gaps, first) = (allow_version_gaps, first_version);
+        let strategy = BuiltinStrategy::from_args(kind, transitions, initial_state, gaps, first)?;
+        Ok(NativeStrategy(strategy))
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, StrategyArgs) {
-        (slf.get_type(), slf.get().args.clone())
-    }
-
-    /// The strategy's decision on raw values (`None` is a tombstone).
     #[pyo3(signature = (prev, cur))]
     fn should_keep_left(&self, prev: Option<&[u8]>, cur: Option<&[u8]>) -> Result<bool> {
-        Ok(self.strategy.instance().should_keep_left(prev, cur)?)
+        Ok(self.0.instance().should_keep_left(prev, cur)?)
     }
 }
 
@@ -165,7 +108,7 @@ impl Strategy for PyStrategy {
 /// The native form of what `pulsar_entries.strategies.native_strategy` returns.
 fn strategy_instance(s: Bound<'_, PyAny>, failure: &Failure) -> PyResult<DynStrategy> {
     if let Ok(native) = s.cast::<NativeStrategy>() {
-        return Ok(native.get().strategy.instance());
+        return Ok(native.get().0.instance());
     }
     if !s.hasattr("keep_left_raw")? {
         return Err(PyTypeError::new_err(
@@ -183,16 +126,9 @@ fn strategy_instance(s: Bound<'_, PyAny>, failure: &Failure) -> PyResult<DynStra
 
 // ---------------------------------------------------------------- compactor
 
-enum Inner {
-    Plain(Compactor),
-    Strategic(StrategicCompactor<DynStrategy>),
-}
-
-/// Two-pass compactor: `observe(entries)` for every batch in topic order,
-/// then `write(entries)` for the same batches, in the same order.
 #[pyclass(name = "Compactor", module = "pulsar_entries._native")]
 pub struct CompactorPy {
-    inner: Inner,
+    inner: TopicCompactor<DynStrategy>,
     failure: Failure,
 }
 
@@ -211,62 +147,36 @@ impl CompactorPy {
         let (retain, verify) = (retain_null_key, verify_checksum);
         let opts = compact_options(order, retain, verify, max_uncompressed_size)?;
         let failure = Failure::default();
+        let strategy = strategy
+            .map(|s| strategy_instance(s, &failure))
+            .transpose()?;
         let aborted = aborted_transactions.into_iter().flatten().collect();
-        let inner = match strategy {
-            None => Inner::Plain(Compactor::new(opts).with_aborted_transactions(aborted)),
-            Some(s) => Inner::Strategic(
-                StrategicCompactor::new(opts, strategy_instance(s, &failure)?)?
-                    .with_aborted_transactions(aborted),
-            ),
-        };
+        let inner = TopicCompactor::new(opts, strategy, aborted)?;
         Ok(CompactorPy { inner, failure })
     }
 
-    /// Phase one over entries (a table, record batch or Arrow stream).
     fn observe(&mut self, py: Python<'_>, entries: AnyRecordBatch) -> Result<()> {
-        let reader = entries.into_reader()?;
-        let inner = &mut self.inner;
-        let result = py.detach(move || -> Result<(), Error> {
-            for batch in reader {
-                match inner {
-                    Inner::Plain(c) => c.observe(&batch?)?,
-                    Inner::Strategic(c) => c.observe(&batch?)?,
-                }
-            }
-            Ok(())
-        });
-        result.map_err(|e| self.failure.raise(e))
+        let (reader, inner) = (entries.into_reader()?, &mut self.inner);
+        let result =
+            py.detach(move || reader.into_iter().try_for_each(|b| Ok(inner.observe(&b?)?)));
+        result.map_err(|e: Error| self.failure.raise(e))
     }
 
-    /// Phase two over the same entries: the compacted entries as a table.
     fn write<'py>(
         &mut self,
         py: Python<'py>,
         entries: AnyRecordBatch,
     ) -> Result<Bound<'py, PyAny>> {
-        let reader = entries.into_reader()?;
-        let with_partition = reader.schema().column_with_name("partition").is_some();
-        let inner = &mut self.inner;
-        let result = py.detach(move || -> Result<Vec<RecordBatch>, Error> {
-            let mut out = Vec::new();
-            for batch in reader {
-                out.extend(match inner {
-                    Inner::Plain(c) => c.write(&batch?)?,
-                    Inner::Strategic(c) => c.write(&batch?)?,
-                });
-            }
-            Ok(out)
-        });
+        let (reader, inner) = (entries.into_reader()?, &mut self.inner);
+        let schema = output_schema(reader.schema().column_with_name("partition").is_some());
+        let write = |b: Result<RecordBatch, _>| Ok::<_, Error>(inner.write(&b?)?);
+        let result = py.detach(move || reader.into_iter().map(write).collect::<Result<Vec<_>>>());
         let batches = result.map_err(|e| self.failure.raise(e))?;
-        table(py, batches, output_schema(with_partition))
+        table(py, batches.into_iter().flatten().collect(), schema)
     }
 
-    /// Counts so far (see the README for their meaning).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        match &self.inner {
-            Inner::Plain(c) => dict(py, c.stats().fields()),
-            Inner::Strategic(c) => dict(py, c.stats().fields()),
-        }
+        dict(py, self.inner.stats())
     }
 }
 
@@ -303,7 +213,6 @@ fn per_batch<'py>(
     table(py, out.into_iter().flatten().collect(), schema)
 }
 
-/// Phase-one candidate rows for entries (see `pulsar_entries.spark`).
 #[pyfunction]
 #[pyo3(signature = (entries, *, retain_null_key=false, reduce_for_publish_order=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
 pub fn compaction_candidates(
@@ -324,8 +233,6 @@ pub fn compaction_candidates(
 }
 
 batch_pass! {
-    /// Folds candidate rows sorted by `(partition, key, ledger_id, entry_id,
-    /// batch_index)` into survivor rows, keeping one key's state across batches.
     SurvivorFolder(candidates): Folder;
     #[pyo3(signature = (*, order="publish"))]
     fn new(_failure, order: &str) {
@@ -333,7 +240,6 @@ batch_pass! {
     }
 }
 
-/// Phase two for entries with a `retained` list column.
 #[pyfunction]
 #[pyo3(signature = (entries, *, retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
 pub fn rebuild_entries(
@@ -353,9 +259,6 @@ pub fn rebuild_entries(
 }
 
 batch_pass! {
-    /// Phase one of strategic compaction over one Spark partition's entries, in
-    /// topic order: message, plan and leftover-chunk rows (see
-    /// `pulsar_entries.spark_strategic`).
     StrategicPartitionPass(entries): PartitionPass;
     #[pyo3(signature = (*, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
     fn new(_failure, order: &str, retain_null_key: bool, verify_checksum: bool, max_uncompressed_size: usize, aborted_transactions: Option<Vec<(u64, u64)>>) {
@@ -365,8 +268,6 @@ batch_pass! {
 }
 
 batch_pass! {
-    /// Folds strategic rows sorted by `(partition, key, ledger_id, entry_id,
-    /// batch_index, kind)` with a strategy into plan rows, one key at a time.
     StrategicFolder(rows): StrategicFold<DynStrategy>;
     #[pyo3(signature = (strategy, *, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
     fn new(
@@ -382,8 +283,6 @@ batch_pass! {
     }
 }
 
-/// Phase two of strategic compaction: entries with a `note` and a `slots`
-/// list column → compacted entries (with `partition`).
 #[pyfunction]
 #[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
 pub fn strategic_rebuild(
@@ -398,15 +297,12 @@ pub fn strategic_rebuild(
 
 // ---------------------------------------------------------------- ledger records
 
-/// Entries → compacted-ledger records `[u32 idLen][MessageIdData][u32 len][entry]`.
 #[pyfunction]
 pub fn to_ledger_records(py: Python<'_>, entries: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
     let records = |b: &_| Ok(vec![records::to_ledger_records(b)?]);
     per_batch(py, entries, records_schema(), records)
 }
 
-/// Compacted-ledger records (a `record` column) → entries with their ids.
-/// A bad record gives a row with `error` set; the others are unaffected.
 #[pyfunction]
 pub fn from_ledger_records(py: Python<'_>, records: AnyRecordBatch) -> Result<Bound<'_, PyAny>> {
     let entries = |b: &_| Ok(vec![records::from_ledger_records(b)?]);
@@ -418,9 +314,6 @@ pub fn from_ledger_records(py: Python<'_>, records: AnyRecordBatch) -> Result<Bo
 /// `(ledger_id, entry_id, batch_index, publish_time, source)`.
 type LastPosition = (i64, i64, i32, u64, &'static str);
 
-/// The last message of a compacted ledger's entries (PIP-429 rules):
-/// `(ledger_id, entry_id, batch_index, publish_time, source)`, or `None`
-/// when there is no entry.
 #[pyfunction]
 #[pyo3(signature = (entries, *, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
 pub fn compacted_last_position(
@@ -441,8 +334,6 @@ pub fn compacted_last_position(
     }))
 }
 
-/// The PIP-429 last batch index of each compacted entry, vectorized:
-/// `(last_batch_index int32, source string, error string)` per entry.
 #[pyfunction]
 #[pyo3(signature = (data, *, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
 pub fn last_batch_indexes(
@@ -455,8 +346,6 @@ pub fn last_batch_indexes(
     table(py, vec![batch], lookup::last_batch_index_schema())
 }
 
-/// The managed-ledger answer of GetLastMessageId for a topic's entries:
-/// `(ledger_id, entry_id, batch_index, publish_time)`, or `None`.
 #[pyfunction]
 pub fn topic_last_position(
     py: Python<'_>,
@@ -466,14 +355,11 @@ pub fn topic_last_position(
     Ok(found.map(|p| (p.ledger_id, p.entry_id, p.batch_index, p.publish_time)))
 }
 
-/// The greatest `(ledger_id, entry_id)` among entries, or `None`.
 #[pyfunction]
 pub fn max_entry_position(py: Python<'_>, entries: AnyRecordBatch) -> Result<Option<(i64, i64)>> {
     with_batches(py, entries, lookup::max_entry_position)
 }
 
-/// `findEntryByPublishTime` over entries in table order: `(ledger_id,
-/// entry_id)` of the first with `publish_time` ≥ the given one, or `None`.
 #[pyfunction]
 pub fn find_by_publish_time(
     py: Python<'_>,
@@ -484,9 +370,6 @@ pub fn find_by_publish_time(
     with_batches(py, entries, find)
 }
 
-/// Keyed messages with values in topic order, chunked messages reassembled,
-/// for TableView. Key-less messages are left out; unreadable and encrypted
-/// entries give one row with `error` set.
 #[pyfunction]
 #[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
 pub fn keyed_messages(
@@ -500,8 +383,6 @@ pub fn keyed_messages(
     table(py, out, keyed_schema())
 }
 
-/// The transactions aborted by `TXN_ABORT` markers among the entries, as
-/// `(most, least)` bit pairs.
 #[pyfunction]
 pub fn aborted_transactions(py: Python<'_>, entries: AnyRecordBatch) -> Result<Vec<(u64, u64)>> {
     let mut out: Vec<_> = with_batches(py, entries, aborted_in)?.into_iter().collect();

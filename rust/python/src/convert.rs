@@ -62,19 +62,6 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// A `dict[str, str]` (or None) as ordered pairs.
-pub fn string_pairs(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
-    if obj.is_none() {
-        return Ok(Vec::new());
-    }
-    let dict = obj
-        .cast::<PyDict>()
-        .map_err(|_| PyTypeError::new_err("properties must be a dict of str to str"))?;
-    dict.iter()
-        .map(|(k, v)| Ok((k.extract()?, v.extract()?)))
-        .collect()
-}
-
 /// A core value tree as Python objects (dicts, lists, tuples, scalars, bytes).
 pub fn to_py<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
     let items = |vs: &[Value<'_>]| {

@@ -4,7 +4,8 @@
 use pulsar_entries_core::decode::entry_metadata::{entry_metadata as build, entry_metadata_schema};
 use pulsar_entries_core::decode::message_id_columns::with_message_ids as add_ids;
 use pulsar_entries_core::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
-use pulsar_entries_core::value::{entry_value, input};
+use pulsar_entries_core::value::input::{self, entry_properties};
+use pulsar_entries_core::value::{entry_value, Value};
 use pulsar_entries_core::MessageInput;
 use pulsar_entries_core::{decode::binary::binary_values, format::encode, options, proto};
 use pulsar_entries_core::{Decoder, EncodeOptions, EntryView};
@@ -13,9 +14,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches_and_schema, dict_to_py, from_py, now_ms, string_pairs, table};
+use crate::convert::{batches_and_schema, dict_to_py, from_py, now_ms, table};
 use crate::errors::{Error, Result};
-use crate::processors::processors_from;
+use crate::processors::{processors_from, ProcessorSpec};
 
 /// Decodes entries (an Arrow table, record batch or stream) into a
 /// `pyarrow.Table` of messages.
@@ -28,7 +29,7 @@ pub fn decode<'py>(
     verify_checksum: bool,
     keep_markers: bool,
     max_uncompressed_size: usize,
-    processors: Option<Vec<Bound<'py, PyAny>>>,
+    processors: Option<Vec<ProcessorSpec>>,
     utf8_errors: &str,
     max_output_bytes: Option<usize>,
     columns: Option<Vec<String>>,
@@ -93,11 +94,9 @@ impl EncodeArgs<'_, '_> {
             broker_timestamp: self.broker_timestamp,
             broker_index: self.broker_index,
             checksum: self.checksum,
-            properties: self
-                .properties
-                .map(|p| string_pairs(&p))
-                .transpose()?
-                .unwrap_or_default(),
+            properties: entry_properties(
+                &self.properties.map_or(Ok(Value::None), |p| from_py(&p))?,
+            )?,
         })
     }
 }

@@ -19,34 +19,32 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
-/// The classes of `pulsar_entries._errors`, in the order of [`NAMES`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    Base,
-    InputSchema,
-    Options,
-    Order,
-    Data,
-    EntryFormat,
-    OffloadFormat,
-    Storage,
+/// Declares [`Class`] and the names of its classes, in one table.
+macro_rules! classes {
+    ($($class:ident => $name:literal),* $(,)?) => {
+        /// The classes of `pulsar_entries._errors`.
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        pub enum Class { $($class),* }
+        const NAMES: &[&str] = &[$($name),*];
+    };
 }
 
-const NAMES: [&str; 8] = [
-    "PulsarEntriesError",
-    "InputSchemaError",
-    "OptionsError",
-    "OrderError",
-    "DataError",
-    "EntryFormatError",
-    "OffloadFormatError",
-    "StorageError",
-];
+classes! {
+    Base => "PulsarEntriesError",
+    InputSchema => "InputSchemaError",
+    Options => "OptionsError",
+    Order => "OrderError",
+    Data => "DataError",
+    EntryFormat => "EntryFormatError",
+    OffloadFormat => "OffloadFormatError",
+    Storage => "StorageError",
+}
 
 impl Class {
     /// The class, imported on first use.
     pub fn get(self, py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
-        static TYPES: [PyOnceLock<Py<PyType>>; 8] = [const { PyOnceLock::new() }; 8];
+        static TYPES: [PyOnceLock<Py<PyType>>; NAMES.len()] =
+            [const { PyOnceLock::new() }; NAMES.len()];
         let name = NAMES[self as usize];
         let class = TYPES[self as usize].import(py, "pulsar_entries._errors", name)?;
         Ok(class.clone())
@@ -120,16 +118,20 @@ impl From<InputError> for Error {
     }
 }
 
-impl From<arrow_schema::ArrowError> for Error {
-    fn from(e: arrow_schema::ArrowError) -> Self {
-        Error::Raise(Class::InputSchema, e.to_string())
-    }
+/// Every error of a type as one class.
+macro_rules! from_fixed {
+    ($($error:ty => $class:ident),* $(,)?) => {$(
+        impl From<$error> for Error {
+            fn from(e: $error) -> Self {
+                Error::Raise(Class::$class, e.to_string())
+            }
+        }
+    )*};
 }
 
-impl From<std::io::Error> for Error {
-    fn from(e: std::io::Error) -> Self {
-        Error::Raise(Class::Storage, e.to_string())
-    }
+from_fixed! {
+    arrow_schema::ArrowError => InputSchema,
+    std::io::Error => Storage,
 }
 
 impl From<PyErr> for Error {

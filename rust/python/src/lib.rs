@@ -36,13 +36,13 @@ mod _native {
     use super::*;
 
     #[pymodule_export]
-    use broker::{find_position_by_offset, find_position_by_time, stamp, Position};
+    use broker::{find_position_by_offset, find_position_by_time, stamp};
     #[pymodule_export]
     use chunks::{finish_leftovers, reassemble_chunks, reassemble_partition, PartitionReassembler};
     #[pymodule_export]
     use cluster::{
         bookie_address, compacted_ledger, ledger_metadata, ledger_node_from_text, ledger_path,
-        managed_ledger_info, partition_count, partition_name, read_bookie_dirs, read_bookie_files,
+        managed_ledger_info, partition_count, partition_name, read_bookie_dirs,
         strip_rocksdb_header, topic_paths, BookieReader,
     };
     #[pymodule_export]
@@ -58,7 +58,7 @@ mod _native {
         set_broker_entry_metadata, with_message_ids,
     };
     #[pymodule_export]
-    use ids::{seek_position, PyChunkMessageId, PyMessageId};
+    use ids::{deserialize_message_id, serialize_message_id};
     #[pymodule_export]
     use kafka::{encode_kafka_batch, encode_kafka_control_batch, kop_entry};
     #[pymodule_export]
@@ -68,7 +68,7 @@ mod _native {
     };
     #[pymodule_export]
     use processors::{
-        message_at, parse_metadata, pulsar_messages, single_message, BuiltinProcessor,
+        builtin_processor, message_at, parse_metadata, pulsar_messages, single_message,
     };
     #[pymodule_export]
     use typed::{schema_entry, schema_locations, typed_decode};

@@ -31,8 +31,6 @@ fn index_of(index: Option<PyArray>) -> Result<Option<OffloadIndex>> {
     index.as_ref().map(parse).transpose()
 }
 
-/// All entries of a whole data object; with its index, entries the index
-/// promises but the data lacks are reported too.
 #[pyfunction]
 #[pyo3(signature = (data, *, index=None, ledger_id=None))]
 pub fn read_offload_object(
@@ -51,8 +49,6 @@ pub fn read_offload_object(
     table(py, batches, core::offload_schema())
 }
 
-/// A run of whole blocks read on its own (`base_offset` = where `data`
-/// starts in the data object); `ranges` = (ledger_id, first, last) entries to keep.
 #[pyfunction]
 #[pyo3(signature = (data, base_offset, *, index=None, ledger_id=None, ranges=None))]
 pub fn read_offload_blocks(
@@ -80,7 +76,6 @@ fn blocks_list<'py>(py: Python<'py>, blocks: &[BlockRange]) -> PyResult<Bound<'p
     Ok(to_py(py, &blocks_value(blocks))?.cast_into::<PyList>()?)
 }
 
-/// An index object's fields, each ledger's metadata and blocks.
 #[pyfunction]
 #[pyo3(signature = (index, *, ledger_id=None))]
 pub fn parse_offload_index(
@@ -92,7 +87,6 @@ pub fn parse_offload_index(
     Ok(dict_to_py(py, &offload_index_value(&idx, ledger_id))?)
 }
 
-/// Every block of an index, in data-object order.
 #[pyfunction]
 #[pyo3(signature = (index, *, ledger_id=None))]
 pub fn offload_blocks(
@@ -104,7 +98,6 @@ pub fn offload_blocks(
     Ok(blocks_list(py, &idx.blocks(ledger_id))?)
 }
 
-/// `{"uuid", "ledger_id", "role"}` for an offload object name, else None.
 #[pyfunction]
 pub fn parse_offload_name<'py>(
     py: Python<'py>,
@@ -131,7 +124,6 @@ fn write_files<T>(
     Ok(written)
 }
 
-/// Writes a ledger-based data object and its v1 index; returns the blocks.
 #[pyfunction]
 #[pyo3(signature = (entries, data_path, index_path, *, ledger_id, block_size, ctime, managed_ledger_name, ensemble=None, write_quorum=None, ack_quorum=None))]
 #[allow(clippy::too_many_arguments)]
@@ -162,7 +154,6 @@ pub fn write_offload_ledger<'py>(
     Ok(blocks_list(py, &written.blocks)?)
 }
 
-/// Writes a streaming (PIP-76) data object and its v2 index; returns the blocks.
 #[pyfunction]
 #[pyo3(signature = (entries, data_path, index_path, *, block_size, timestamp, ledger_id=None))]
 pub fn write_offload_streaming<'py>(

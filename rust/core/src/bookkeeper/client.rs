@@ -121,6 +121,16 @@ impl BookieClient {
         }
     }
 
+    /// A client resolving the bookie ids in `addresses` to their `host:port`,
+    /// and any other id as `host:port` itself.
+    pub fn with_addresses(
+        opts: ClientOptions,
+        addresses: std::collections::HashMap<String, String>,
+    ) -> Self {
+        let resolve = move |id: &str| Ok(addresses.get(id).map_or(id, String::as_str).to_string());
+        Self::with_resolver(opts, Box::new(resolve))
+    }
+
     /// The readable upper bound of a ledger: `last_entry_id` of a CLOSED
     /// ledger, the last-add-confirmed of an OPEN one (-1: nothing readable).
     pub fn last_readable(&mut self, meta: &LedgerMetadata) -> Result<i64, BookKeeperError> {
@@ -448,6 +458,14 @@ fn io_why(e: &io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_resolve_known_ids_and_keep_the_rest() {
+        let map = [("b1".to_string(), "10.0.0.1:3181".to_string())].into();
+        let client = BookieClient::with_addresses(ClientOptions::default(), map);
+        assert_eq!((client.resolver)("b1").unwrap(), "10.0.0.1:3181");
+        assert_eq!((client.resolver)("h:3181").unwrap(), "h:3181");
+    }
 
     #[test]
     fn checked_options_refuse_zeros_and_tiny_frames() {

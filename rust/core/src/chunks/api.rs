@@ -72,14 +72,24 @@ pub fn reassemble(batches: &[RecordBatch], opts: ReassemblyOptions) -> Result<Ve
     let Some(first) = batches.first() else {
         return Ok(vec![]);
     };
-    let mut r = Reassembler::new(first.schema(), opts)?;
+    Ok(reassemble_table(first.schema(), batches, opts)?.0)
+}
+
+/// [`reassemble`] of a table with schema `input` (which may have no
+/// batches), and the output schema.
+pub fn reassemble_table(
+    input: SchemaRef,
+    batches: &[RecordBatch],
+    opts: ReassemblyOptions,
+) -> Result<(Vec<RecordBatch>, SchemaRef)> {
+    let mut r = Reassembler::new(input, opts)?;
     let mut out = Vec::new();
     for b in batches {
         out.extend(r.push(b)?);
     }
     out.extend(r.finish()?);
     out.retain(|b| b.num_rows() > 0);
-    Ok(out)
+    Ok((out, r.schema()))
 }
 
 /// The partition pass of a distributed reassembly.

@@ -45,7 +45,7 @@ mod state;
 
 pub use api::{
     finish_leftovers, finished_schema, leftover_schema, reassemble, reassemble_partition,
-    PartitionReassembler, PartitionResult, Reassembler,
+    reassemble_table, PartitionReassembler, PartitionResult, Reassembler,
 };
 pub use options::{
     output_schema, ReassemblyOptions, ORPHAN_LIMIT, ROLE_COLUMN, STATUS_COMPLETE, STATUS_DUPLICATE,

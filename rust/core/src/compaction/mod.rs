@@ -36,6 +36,7 @@ pub mod scan;
 pub mod strategic;
 pub mod strategic_distributed;
 pub mod strategy;
+pub mod topic;
 
 use std::fmt;
 use std::str::FromStr;

@@ -244,6 +244,38 @@ impl AnyMessageId {
     }
 }
 
+/// A message id as plain values, the form a binding passes it in:
+/// `(ledger_id, entry_id, partition, batch_index, batch_size)` of the
+/// (last) position, and the first chunk's `(ledger_id, entry_id, partition)`
+/// for a chunk id.
+pub type IdParts = (i64, i64, i32, i32, Option<i32>, Option<(i64, i64, i32)>);
+
+impl AnyMessageId {
+    /// The id of [`IdParts`]: a chunk id when the first chunk is given (its
+    /// positions plain, as [`ChunkMessageId::new`] makes them).
+    pub fn from_parts(parts: IdParts) -> AnyMessageId {
+        let (ledger_id, entry_id, partition, batch_index, batch_size, first) = parts;
+        let id = MessageId::batch(ledger_id, entry_id, partition, batch_index, batch_size);
+        match first {
+            None => id.into(),
+            Some((l, e, p)) => ChunkMessageId::new(MessageId::new(l, e, p), id).into(),
+        }
+    }
+
+    /// The [`IdParts`] of this id.
+    pub fn parts(&self) -> IdParts {
+        let m = self.position();
+        let first = match self {
+            AnyMessageId::Message(_) => None,
+            AnyMessageId::Chunk(c) => {
+                Some((c.first.ledger_id, c.first.entry_id, c.first.partition))
+            }
+        };
+        let (l, e, p, b) = m.key();
+        (l, e, p, b, m.batch_size, first)
+    }
+}
+
 impl From<MessageId> for AnyMessageId {
     fn from(m: MessageId) -> Self {
         AnyMessageId::Message(m)
@@ -409,6 +441,32 @@ mod tests {
         let cmd = hex::decode("080a100318ffffffffffffffffff0120ffffffffffffffffff01").unwrap();
         let id = AnyMessageId::deserialize(&cmd).unwrap();
         assert_eq!(id.position().key(), (10, 3, -1, -1));
+    }
+
+    #[test]
+    fn parts_round_trip() {
+        let chunk = (7, 4, 0, -1, None, Some((7, 1, 0)));
+        let id = AnyMessageId::from_parts(chunk);
+        assert!(matches!(id, AnyMessageId::Chunk(_)));
+        assert_eq!(id.to_string(), "7:1:0;7:4:0");
+        assert_eq!(id.parts(), chunk);
+        assert_eq!(
+            AnyMessageId::deserialize(&id.serialize()).unwrap().parts(),
+            chunk
+        );
+        let batch = (7, 4, 0, 2, Some(5), None);
+        let id = AnyMessageId::from_parts(batch);
+        assert_eq!(
+            id.serialize(),
+            MessageId::batch(7, 4, 0, 2, Some(5)).serialize()
+        );
+        assert_eq!(
+            AnyMessageId::deserialize(&id.serialize()).unwrap().parts(),
+            batch
+        );
+        // A chunk's halves are plain positions, whatever the parts say.
+        let batched = AnyMessageId::from_parts((7, 4, 0, 1, Some(3), Some((7, 1, 0))));
+        assert_eq!(batched.parts(), chunk);
     }
 
     #[test]

@@ -25,4 +25,4 @@ pub use api::{
     PayloadProcessor, RawHeaders, Selector, Sink, TimestampType, TxnKey, TxnOutcome,
 };
 pub use pulsar::{batch_message, pulsar_messages, single_message, PulsarProcessor};
-pub use registry::{builtin, Processors, BUILTINS};
+pub use registry::{builtin, builtin_property, Processors, BUILTINS};

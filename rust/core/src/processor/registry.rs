@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::error::{EntryError, Result};
 use crate::format::metadata::MessageMetadataView;
 
-use super::api::PayloadProcessor;
+use super::api::{PayloadProcessor, Selector};
 use super::kafka::KafkaProcessor;
 use super::pulsar::PulsarProcessor;
 
@@ -22,6 +22,15 @@ pub fn builtin(name: &str) -> Result<Arc<dyn PayloadProcessor>> {
                 "unknown built-in processor {name:?}; expected one of {BUILTINS:?}"
             )))
         }
+    })
+}
+
+/// The entry property the built-in processor `name` selects on: `(key,
+/// value)`, or `None` for every entry.
+pub fn builtin_property(name: &str) -> Result<Option<(String, Option<String>)>> {
+    Ok(match builtin(name)?.selector() {
+        Selector::Any => None,
+        Selector::Property { key, value } => Some((key.clone(), value.clone())),
     })
 }
 
@@ -70,5 +79,12 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Options);
         let text = r#"invalid option: unknown built-in processor "avro"; expected one of ["kafka", "pulsar"]"#;
         assert_eq!(e.to_string(), text);
+        let kafka = Some(("entry.format".to_string(), Some("kafka".to_string())));
+        assert_eq!(builtin_property("kafka").unwrap(), kafka);
+        assert_eq!(builtin_property("pulsar").unwrap(), None);
+        assert_eq!(
+            builtin_property("avro").unwrap_err().kind(),
+            ErrorKind::Options
+        );
     }
 }

@@ -112,6 +112,25 @@ pub struct SchemaVersion {
 }
 
 impl SchemaVersion {
+    /// A version from plain values: the type by its name (as
+    /// [`SchemaType::from_name`]), the properties in key order.
+    pub fn from_parts(
+        version: i64,
+        type_name: &str,
+        definition: Vec<u8>,
+        properties: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, SchemaError> {
+        let mut properties: Vec<_> = properties.into_iter().collect();
+        properties.sort();
+        let schema_type = SchemaType::from_name(type_name)?;
+        Ok(SchemaVersion {
+            version,
+            schema_type,
+            definition,
+            properties,
+        })
+    }
+
     pub fn property(&self, name: &str) -> Option<&str> {
         self.properties
             .iter()

@@ -28,7 +28,7 @@ use crate::error::ErrorKind;
 
 pub use info::{SchemaType, SchemaVersion, TopicSchema};
 pub use registry::{decode_schema_entry, decode_schema_locator, SchemaLocation, StoredSchema};
-pub use typed::{typed_batch, TypedOptions};
+pub use typed::{typed_batch, typed_batches, TypedOptions};
 
 /// What went wrong with a schema or a message table handed to the typed
 /// decode. A message its schema cannot decode is not an error: it becomes an

@@ -325,6 +325,20 @@ fn bool_column<'a>(
     }
 }
 
+/// [`typed_batch`] over every non-empty batch of a message table with
+/// schema `input`, and the output schema (known without any batch).
+pub fn typed_batches(
+    input: arrow_schema::SchemaRef,
+    batches: &[RecordBatch],
+    schema: &TopicSchema,
+    options: &TypedOptions,
+) -> Result<(Vec<RecordBatch>, arrow_schema::SchemaRef), SchemaError> {
+    let output = typed_batch(&RecordBatch::new_empty(input), schema, options)?.schema();
+    let filled = batches.iter().filter(|b| b.num_rows() > 0);
+    let out = filled.map(|b| typed_batch(b, schema, options));
+    Ok((out.collect::<Result<_, _>>()?, output))
+}
+
 /// Decodes the `value` column of a decoded message table with the topic's
 /// schema (see the module docs for the columns).
 pub fn typed_batch(

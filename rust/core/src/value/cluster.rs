@@ -4,6 +4,7 @@
 use super::{Dict, Value};
 use crate::bookkeeper::{LedgerMetadata, LedgerState};
 use crate::metadata_store::{ManagedLedger, OffloadState, TopicName};
+use crate::schema::StoredSchema;
 
 fn string_dict<'a>(pairs: &'a [(String, String)]) -> Dict<'a> {
     let mut d = Dict::default();
@@ -102,9 +103,71 @@ pub fn ledger_metadata_value(m: &LedgerMetadata) -> Dict<'_> {
     d
 }
 
+/// A schema-ledger entry for `version`: `version, deleted, timestamp,
+/// schema_id, type, schema, properties` (a deleted version has type `NONE`,
+/// an empty schema and no properties).
+pub fn schema_entry_value(version: i64, stored: &StoredSchema) -> Dict<'_> {
+    let mut d = Dict::default();
+    d.set("version", version)
+        .set("deleted", stored.schema.is_none());
+    d.set("timestamp", stored.timestamp)
+        .set("schema_id", stored.schema_id.as_str());
+    match &stored.schema {
+        Some(s) => d
+            .set("type", s.schema_type.name())
+            .set("schema", s.definition.as_slice()),
+        None => d.set("type", "NONE").set("schema", &b""[..]),
+    };
+    let properties = match &stored.schema {
+        Some(s) => string_dict(&s.properties),
+        None => Dict::default(),
+    };
+    d.set("properties", properties);
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_entries_as_dicts_deleted_or_not() {
+        let props = [
+            ("b".to_string(), "2".to_string()),
+            ("a".to_string(), "1".to_string()),
+        ];
+        let version = crate::schema::SchemaVersion::from_parts(3, "string", vec![], props);
+        let version = version.unwrap();
+        assert_eq!(version.properties[0].0, "a", "properties in key order");
+        let stored = StoredSchema {
+            schema: Some(version),
+            schema_id: "id".into(),
+            timestamp: 7,
+            index: vec![],
+        };
+        let d = schema_entry_value(3, &stored);
+        let keys: Vec<&str> = d.0.iter().map(|(k, _)| k.as_ref()).collect();
+        let all = [
+            "version",
+            "deleted",
+            "timestamp",
+            "schema_id",
+            "type",
+            "schema",
+            "properties",
+        ];
+        assert_eq!(keys, all);
+        assert_eq!(d.get("type"), Some(&Value::from("STRING")));
+        assert_eq!(d.get("deleted"), Some(&Value::Bool(false)));
+        let deleted = StoredSchema {
+            schema: None,
+            ..stored
+        };
+        let d = schema_entry_value(4, &deleted);
+        assert_eq!(d.get("type"), Some(&Value::from("NONE")));
+        assert_eq!(d.get("properties"), Some(&Value::Dict(Dict::default())));
+        assert!(crate::schema::SchemaVersion::from_parts(1, "nope", vec![], []).is_err());
+    }
 
     #[test]
     fn topic_paths_name_every_path() {

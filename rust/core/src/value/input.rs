@@ -124,6 +124,12 @@ fn string_pairs(v: &Value<'_>) -> Option<Vec<(String, String)>> {
     }
 }
 
+/// An entry's `properties` to encode: a dict of str to str, or `None`.
+pub fn entry_properties(v: &Value<'_>) -> Result<Vec<(String, String)>> {
+    let bad = || InputError::Type("properties must be a dict of str to str".into());
+    string_pairs(v).ok_or_else(bad)
+}
+
 /// The fields of input `what` (`messages[0]`, `message 0`), each handed to
 /// `field(name, value, bad)`; `bad(expected)` is the wrong-type error.
 fn fields<'v>(
@@ -333,6 +339,24 @@ mod tests {
 
     fn bytes(b: &'static [u8]) -> Value<'static> {
         Value::from(b)
+    }
+
+    #[test]
+    fn entry_properties_are_a_dict_of_str_or_none() {
+        let mut d = Dict::default();
+        d.set("a", "1").set("b", "2");
+        let pairs = vec![("a".to_string(), "1".to_string()), ("b".into(), "2".into())];
+        assert_eq!(entry_properties(&Value::Dict(d)), Ok(pairs));
+        assert_eq!(entry_properties(&Value::None), Ok(vec![]));
+        let mut bad = Dict::default();
+        bad.set("a", Value::Int(1));
+        for v in [Value::Dict(bad), Value::List(vec![])] {
+            let e = entry_properties(&v).unwrap_err();
+            assert_eq!(
+                e,
+                InputError::Type("properties must be a dict of str to str".into())
+            );
+        }
     }
 
     #[test]

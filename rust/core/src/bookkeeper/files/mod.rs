@@ -21,6 +21,7 @@ mod test_support;
 
 use std::collections::BTreeMap;
 use std::io;
+use std::mem::take;
 
 use arrow_array::RecordBatch;
 
@@ -74,6 +75,13 @@ impl BookieRead {
             data: Err(e),
         });
         entries_batch(&errors.chain(self.rows).collect::<Vec<_>>())
+    }
+
+    /// [`into_batch`](Self::into_batch), the ledgers scanned for and the
+    /// ledgers read from journals.
+    pub fn into_parts(mut self) -> (RecordBatch, Vec<i64>, Vec<i64>) {
+        let (scanned, journaled) = (take(&mut self.scanned), take(&mut self.journaled));
+        (self.into_batch(), scanned, journaled)
     }
 }
 

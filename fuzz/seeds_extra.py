@@ -1,5 +1,6 @@
 """Seeds for the kafka_batch, message_id and chunks targets, derived from
-seeds/decode_entry (standard library only; run from fuzz/)."""
+seeds/decode_entry, and for typed_protobuf, written by hand in the protobuf
+wire format (standard library only; run from fuzz/)."""
 
 import pathlib
 import struct
@@ -65,6 +66,51 @@ def main() -> None:
         (chunks / name).write_bytes(framed(data))
     (chunks / "chunk-twice").write_bytes(framed(entries["chunk"], entries["chunk"]))
     (chunks / "mixed").write_bytes(framed(entries["none-single"], entries["chunk"], entries["zstd-single"]))
+    protobuf_seeds()
+
+
+def pb_varint(num: int, value: int) -> bytes:
+    return varint(num << 3) + varint(value)
+
+
+def pb_bytes(num: int, value: bytes) -> bytes:
+    return varint(num << 3 | 2) + varint(len(value)) + value
+
+
+def protobuf_seeds() -> None:
+    """``[selector][fz.Root]`` for the typed_protobuf target (the selector names the version)."""
+    out = SEEDS / "typed_protobuf"
+    out.mkdir(exist_ok=True)
+    item = pb_bytes(1, b"sku-1") + pb_varint(2, 3)
+    node = pb_varint(1, 1) + pb_bytes(2, pb_varint(1, 2) + pb_bytes(2, pb_varint(1, 3)))
+    full = b"".join(
+        [
+            pb_varint(1, (1 << 64) - 42),  # id = -42
+            pb_bytes(2, b"fig"),
+            varint(3 << 3 | 5) + struct.pack("<f", 2.5),  # ratio, a float in version 0
+            pb_varint(4, 1),
+            pb_bytes(5, b"\x00\x01\xff"),
+            pb_varint(6, 2),
+            pb_bytes(7, item),
+            pb_bytes(8, item) + pb_bytes(8, pb_bytes(1, b"b")),
+            pb_bytes(9, varint(1) + varint(0) + varint(14)),  # packed sint32 -1, 0, 7
+            pb_bytes(10, pb_bytes(1, b"z") + pb_varint(2, 26)),
+            pb_varint(11, 0),
+            pb_varint(12, (1 << 64) - 1),
+            varint(13 << 3 | 5) + struct.pack("<I", 4_000_000_000),
+            varint(14 << 3 | 1) + struct.pack("<q", -7),
+            pb_bytes(15, node),
+            pb_bytes(16, pb_varint(1, 9) + pb_bytes(2, item)),
+            pb_bytes(17, b"\x01\x00\x01"),
+        ]
+    )
+    v1 = full.replace(varint(3 << 3 | 5) + struct.pack("<f", 2.5), varint(3 << 3 | 1) + struct.pack("<d", 2.5))
+    (out / "v0-full").write_bytes(b"\x00" + full)
+    (out / "v1-full").write_bytes(b"\x01" + v1 + pb_bytes(18, b"a note"))
+    (out / "v0-empty").write_bytes(b"\x00")
+    (out / "v1-unknown-field").write_bytes(b"\x01" + pb_varint(99, 5) + pb_bytes(2, b"x"))
+    (out / "v0-truncated").write_bytes(b"\x00" + full[: len(full) // 2])
+    (out / "v2-unknown-version").write_bytes(b"\x02" + pb_bytes(2, b"x"))
 
 
 if __name__ == "__main__":

@@ -34,28 +34,6 @@ pub fn table(
     Ok(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
 }
 
-/// Milliseconds from an int, or from anything with `.timestamp()` (datetime).
-pub fn millis(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    if let Ok(v) = obj.extract::<i64>() {
-        return Ok(v);
-    }
-    if obj.hasattr("timestamp")? {
-        let secs: f64 = obj.call_method0("timestamp")?.extract()?;
-        return Ok((secs * 1000.0).round() as i64);
-    }
-    Err(PyTypeError::new_err(
-        "expected an int (milliseconds) or a datetime",
-    ))
-}
-
-/// Optional milliseconds (None and absent alike), else `default`.
-pub fn millis_or(obj: Option<Bound<'_, PyAny>>, default: i64) -> PyResult<i64> {
-    match obj.filter(|o| !o.is_none()) {
-        Some(t) => millis(&t),
-        None => Ok(default),
-    }
-}
-
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -123,12 +101,19 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
     } else if obj.hasattr("tobytes")? {
         owned(obj.call_method0("tobytes")?.extract()?)
     } else if obj.hasattr("timestamp")? {
-        Value::Time(millis(obj)?)
+        let secs: f64 = obj.call_method0("timestamp")?.extract()?;
+        Value::Time((secs * 1000.0).round() as i64)
     } else if let Ok(it) = obj.try_iter() {
         Value::List(list(it)?)
     } else {
         Value::Other(obj.get_type().name()?.to_string().into())
     })
+}
+
+/// A binding's `**options` as a core value (`None`: no keywords), for
+/// [`pulsar_entries_core::kwargs::Kwargs`].
+pub fn kwargs(options: Option<&Bound<'_, PyDict>>) -> PyResult<Value<'static>> {
+    options.map_or(Ok(Value::None), |d| from_py(d.as_any()))
 }
 
 pub fn dict_to_py<'py>(py: Python<'py>, d: &Dict<'_>) -> PyResult<Bound<'py, PyDict>> {

@@ -8,6 +8,7 @@
 
 use pulsar_entries_core::bookkeeper::BookKeeperError;
 use pulsar_entries_core::compaction::lookup::LookupError;
+use pulsar_entries_core::kwargs::ArgsError;
 use pulsar_entries_core::metadata_store::MetadataError;
 use pulsar_entries_core::offload::OffloadError;
 use pulsar_entries_core::schema::SchemaError;
@@ -114,6 +115,17 @@ impl From<InputError> for Error {
         match e {
             InputError::Type(text) => Error::Py(PyTypeError::new_err(text)),
             InputError::UnknownKey(text) => Error::Raise(Class::InputSchema, text),
+        }
+    }
+}
+
+/// Keyword arguments: a wrong type is Python's `TypeError`, the rest the core's.
+impl From<ArgsError> for Error {
+    fn from(e: ArgsError) -> Self {
+        match e {
+            ArgsError::Input(e) => e.into(),
+            ArgsError::Entry(e) => e.into(),
+            ArgsError::BookKeeper(e) => e.into(),
         }
     }
 }

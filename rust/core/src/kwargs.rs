@@ -102,7 +102,9 @@ impl<'v> Kwargs<'v> {
         name: &str,
         default: T,
     ) -> Result<T, InputError> {
-        Ok(self.get(name, int_in::<T>(), Value::int)?.unwrap_or(default))
+        Ok(self
+            .get(name, int_in::<T>(), Value::int)?
+            .unwrap_or(default))
     }
 
     /// An integer, `None`, or `default` when absent.
@@ -117,7 +119,10 @@ impl<'v> Kwargs<'v> {
     }
 
     /// An integer that must be given (a keyword-only argument without default).
-    pub fn required<T: TryFrom<i64> + TryFrom<u64>>(&mut self, name: &str) -> Result<T, InputError> {
+    pub fn required<T: TryFrom<i64> + TryFrom<u64>>(
+        &mut self,
+        name: &str,
+    ) -> Result<T, InputError> {
         let got = self.get(name, int_in::<T>(), Value::int)?;
         got.ok_or_else(|| self.missing(name))
     }
@@ -198,7 +203,11 @@ impl<'v> Kwargs<'v> {
     /// `retain_null_key` (default false) when `with_retain`, and always
     /// `verify_checksum` (true) and `max_uncompressed_size`.
     pub fn compact(&mut self, with_order: bool, with_retain: bool) -> Result<CompactOptions> {
-        let order = if with_order { self.text("order", "publish")? } else { "publish" };
+        let order = if with_order {
+            self.text("order", "publish")?
+        } else {
+            "publish"
+        };
         let retain = with_retain && self.flag("retain_null_key", false)?;
         let verify = self.flag("verify_checksum", true)?;
         let max_size = self.max_size("max_uncompressed_size")?;
@@ -211,7 +220,11 @@ impl<'v> Kwargs<'v> {
         let max_pending = self.opt_int("max_pending", Some(100))?;
         let expire_after_ms = self.opt_int("expire_after_ms", Some(60_000))?;
         let max_message_size = self.max_size("max_message_size")?;
-        Ok(options::reassembly_options(max_pending, expire_after_ms, max_message_size)?)
+        Ok(options::reassembly_options(
+            max_pending,
+            expire_after_ms,
+            max_message_size,
+        )?)
     }
 
     /// Decode options: `verify_checksum` (true), `keep_markers` (false),
@@ -222,7 +235,13 @@ impl<'v> Kwargs<'v> {
         let max_size = self.max_size("max_uncompressed_size")?;
         let utf8 = self.text("utf8_errors", "replace")?;
         let budget = self.opt_int("max_output_bytes", None)?;
-        Ok(options::decode_options_with(verify, keep_markers, max_size, utf8, budget)?)
+        Ok(options::decode_options_with(
+            verify,
+            keep_markers,
+            max_size,
+            utf8,
+            budget,
+        )?)
     }
 
     /// Encode options (`batch` as given): `compression` (`none`),
@@ -278,7 +297,10 @@ impl<'v> Kwargs<'v> {
         let ctime = self.required("ctime")?;
         let managed_ledger = self.required_text("managed_ledger_name")?;
         let ensemble = self.strings("ensemble")?;
-        let (write, ack) = (self.opt_int("write_quorum", None)?, self.opt_int("ack_quorum", None)?);
+        let (write, ack) = (
+            self.opt_int("write_quorum", None)?,
+            self.opt_int("ack_quorum", None)?,
+        );
         let spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger, ctime);
         Ok(spec.with_ensemble(ensemble, write, ack))
     }
@@ -333,14 +355,20 @@ mod tests {
         assert!(!opts.retain_null_key && opts.verify_checksum);
         assert_eq!(opts.max_uncompressed_size, DEFAULT_MAX_UNCOMPRESSED_SIZE);
         let r = kw.reassembly().unwrap();
-        assert_eq!((r.max_pending, r.expire_after_ms), (Some(100), Some(60_000)));
+        assert_eq!(
+            (r.max_pending, r.expire_after_ms),
+            (Some(100), Some(60_000))
+        );
         let d = kw.decode().unwrap();
         assert_eq!(d.max_uncompressed_size, DEFAULT_MAX_UNCOMPRESSED_SIZE);
         let e = kw.encode(None, 7).unwrap();
         assert_eq!((e.publish_time, e.sequence_id, e.checksum), (7, 0, true));
         assert_eq!(e.producer_name, "pulsar-entries");
         let k = kw.kafka_batch(9).unwrap();
-        assert_eq!((k.base_timestamp, k.producer_id, k.producer_epoch), (9, -1, -1));
+        assert_eq!(
+            (k.base_timestamp, k.producer_id, k.producer_epoch),
+            (9, -1, -1)
+        );
         kw.done(()).unwrap();
     }
 
@@ -351,7 +379,10 @@ mod tests {
             ("retain_null_key", true.into()),
             ("max_pending", Value::None),
             ("expire_after_ms", 5i64.into()),
-            ("aborted_transactions", Value::List(vec![Value::Tuple(vec![1i64.into(), 2i64.into()])])),
+            (
+                "aborted_transactions",
+                Value::List(vec![Value::Tuple(vec![1i64.into(), 2i64.into()])]),
+            ),
         ]);
         let mut kw = Kwargs::new("f", &v).unwrap();
         let opts = kw.compact(true, true).unwrap();
@@ -368,30 +399,54 @@ mod tests {
         let mut kw = Kwargs::new("rebuild_entries", &v).unwrap();
         kw.compact(false, true).unwrap();
         let err = kw.done(()).unwrap_err().to_string();
-        assert_eq!(err, "rebuild_entries() got an unexpected keyword argument 'order'");
+        assert_eq!(
+            err,
+            "rebuild_entries() got an unexpected keyword argument 'order'"
+        );
     }
 
     #[test]
     fn wrong_types_name_the_argument() {
         let v = dict(vec![("verify_checksum", 1i64.into())]);
         let text = type_error(Kwargs::new("decode", &v).unwrap().decode());
-        assert_eq!(text, "decode() argument 'verify_checksum' must be a bool, not int");
+        assert_eq!(
+            text,
+            "decode() argument 'verify_checksum' must be a bool, not int"
+        );
         let v = dict(vec![("sequence_id", (-1i64).into())]);
         let text = type_error(Kwargs::new("encode_entry", &v).unwrap().encode(None, 0));
-        assert_eq!(text, "encode_entry() argument 'sequence_id' must be a non-negative int, not int");
+        assert_eq!(
+            text,
+            "encode_entry() argument 'sequence_id' must be a non-negative int, not int"
+        );
         let v = dict(vec![("producer_epoch", 70_000i64.into())]);
         let text = type_error(Kwargs::new("k", &v).unwrap().kafka_batch(0));
-        assert_eq!(text, "k() argument 'producer_epoch' must be an int in range, not int");
-        let v = dict(vec![("aborted_transactions", Value::List(vec![1i64.into()]))]);
-        let text = Kwargs::new("c", &v).unwrap().pairs("aborted_transactions").unwrap_err();
-        assert!(text.to_string().contains("a list of (int, int) pairs"), "{text}");
+        assert_eq!(
+            text,
+            "k() argument 'producer_epoch' must be an int in range, not int"
+        );
+        let v = dict(vec![(
+            "aborted_transactions",
+            Value::List(vec![1i64.into()]),
+        )]);
+        let text = Kwargs::new("c", &v)
+            .unwrap()
+            .pairs("aborted_transactions")
+            .unwrap_err();
+        assert!(
+            text.to_string().contains("a list of (int, int) pairs"),
+            "{text}"
+        );
     }
 
     #[test]
     fn range_checks_are_the_option_checks() {
         let v = dict(vec![("max_pending", 0i64.into())]);
         let err = Kwargs::new("f", &v).unwrap().reassembly().unwrap_err();
-        assert!(matches!(err, ArgsError::Entry(EntryError::Options(_))), "{err:?}");
+        assert!(
+            matches!(err, ArgsError::Entry(EntryError::Options(_))),
+            "{err:?}"
+        );
         let v = dict(vec![("compression", "gzip".into())]);
         let err = Kwargs::new("f", &v).unwrap().encode(None, 0).unwrap_err();
         assert!(err.to_string().contains("unknown compression"), "{err}");
@@ -402,11 +457,17 @@ mod tests {
 
     #[test]
     fn times_and_required_values() {
-        let v = dict(vec![("base_timestamp", Value::Time(1_234)), ("ctime", 5i64.into())]);
+        let v = dict(vec![
+            ("base_timestamp", Value::Time(1_234)),
+            ("ctime", 5i64.into()),
+        ]);
         let mut kw = Kwargs::new("f", &v).unwrap();
         assert_eq!(kw.kafka_batch(0).unwrap().base_timestamp, 1_234);
         let err = kw.ledger_spec().unwrap_err().to_string();
-        assert_eq!(err, "f() missing 1 required keyword argument: 'managed_ledger_name'");
+        assert_eq!(
+            err,
+            "f() missing 1 required keyword argument: 'managed_ledger_name'"
+        );
         let not_dict = Value::Int(1);
         assert!(Kwargs::new("f", &not_dict).is_err());
     }

@@ -14,7 +14,10 @@ use crate::errors::{Class, Result};
 use crate::pass::batch_pass;
 
 /// The limits of `function` ([`Kwargs::reassembly`]).
-fn limits(function: &'static str, options: Option<&Bound<'_, PyDict>>) -> Result<ReassemblyOptions> {
+fn limits(
+    function: &'static str,
+    options: Option<&Bound<'_, PyDict>>,
+) -> Result<ReassemblyOptions> {
     let v = kwargs(options)?;
     let mut kw = Kwargs::new(function, &v)?;
     let opts = kw.reassembly()?;

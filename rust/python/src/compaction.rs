@@ -141,7 +141,10 @@ impl CompactorPy {
     /// `max_uncompressed_size`, `aborted_transactions` ([`Kwargs::compact`]).
     #[new]
     #[pyo3(signature = (*, strategy=None, **options))]
-    fn new(strategy: Option<Bound<'_, PyAny>>, options: Option<&Bound<'_, PyDict>>) -> Result<Self> {
+    fn new(
+        strategy: Option<Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> Result<Self> {
         let v = kwargs(options)?;
         let mut kw = Kwargs::new("Compactor", &v)?;
         let (opts, aborted) = (kw.compact(true, true)?, kw.pairs("aborted_transactions")?);
@@ -227,7 +230,12 @@ pub fn compaction_candidates<'py>(
     options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyAny>> {
     let v = kwargs(options)?;
-    let more = |kw: &mut Kwargs| Ok((kw.flag("reduce_for_publish_order", false)?, kw.pairs("aborted_transactions")?));
+    let more = |kw: &mut Kwargs| {
+        Ok((
+            kw.flag("reduce_for_publish_order", false)?,
+            kw.pairs("aborted_transactions")?,
+        ))
+    };
     let (opts, (reduce, aborted)) = publish_options("compaction_candidates", &v, true, more)?;
     let aborted: HashSet<_> = aborted.into_iter().collect();
     per_batch(py, entries, candidate_schema(), |b| {

@@ -104,7 +104,10 @@ pub fn encode_chunked<'py>(
     let input = message_input(&message, 0)?;
     let v = kwargs(options)?;
     let mut kw = Kwargs::new("encode_chunked", &v)?;
-    let (chunk_size, opts) = (kw.required("chunk_size")?, kw.encode(Some(false), now_ms())?);
+    let (chunk_size, opts) = (
+        kw.required("chunk_size")?,
+        kw.encode(Some(false), now_ms())?,
+    );
     let opts = kw.done(opts)?;
     let entries = py.detach(|| encode::encode_chunked(&input, &opts, chunk_size))?;
     Ok(PyList::new(

@@ -97,13 +97,15 @@ from_core! {
     SchemaError => EntryFormat,
 }
 
-/// A failing writer is reported as a malformed object, as it always was;
-/// the other kinds are the core's.
+/// A failing writer is reported as a malformed object, as it always was; a
+/// local file that cannot be written is a storage error; the other kinds are
+/// the core's.
 impl From<OffloadError> for Error {
     fn from(e: OffloadError) -> Self {
-        let kind = match e.kind() {
-            ErrorKind::Io => ErrorKind::Data,
-            kind => kind,
+        let kind = match (&e, e.kind()) {
+            (OffloadError::File(_), kind) => kind,
+            (_, ErrorKind::Io) => ErrorKind::Data,
+            (_, kind) => kind,
         };
         Error::Raise(Class::of(kind, Class::OffloadFormat), e.to_string())
     }

@@ -166,8 +166,8 @@ impl<'v> Kwargs<'v> {
         Ok(self.get(name, "a list of str or None", f)?.flatten())
     }
 
-    /// A list of `(int, int)` pairs (`None` or absent: empty).
-    pub fn pairs(&mut self, name: &str) -> Result<Vec<(u64, u64)>, InputError> {
+    /// A list of `(int, int)` pairs (`None` or absent: empty), collected.
+    pub fn pairs<C: FromIterator<(u64, u64)>>(&mut self, name: &str) -> Result<C, InputError> {
         let pair = |v: &Value<'_>| match v.items()? {
             [a, b] => Some((a.int()?, b.int()?)),
             _ => None,
@@ -175,7 +175,8 @@ impl<'v> Kwargs<'v> {
         let each = |v: &Value<'_>| v.items()?.iter().map(pair).collect::<Option<Vec<_>>>();
         let f = |v: &Value<'_>| optional(v, each);
         let expected = "a list of (int, int) pairs or None";
-        Ok(self.get(name, expected, f)?.flatten().unwrap_or_default())
+        let pairs = self.get(name, expected, f)?.flatten().unwrap_or_default();
+        Ok(pairs.into_iter().collect())
     }
 
     /// The raw value of `name` (`None` when absent).
@@ -389,7 +390,8 @@ mod tests {
         assert_eq!((opts.order, opts.retain_null_key), (Order::EventTime, true));
         let r = kw.reassembly().unwrap();
         assert_eq!((r.max_pending, r.expire_after_ms), (None, Some(5)));
-        assert_eq!(kw.pairs("aborted_transactions").unwrap(), vec![(1, 2)]);
+        let aborted: Vec<_> = kw.pairs("aborted_transactions").unwrap();
+        assert_eq!(aborted, vec![(1, 2)]);
         kw.done(()).unwrap();
     }
 
@@ -431,7 +433,7 @@ mod tests {
         )]);
         let text = Kwargs::new("c", &v)
             .unwrap()
-            .pairs("aborted_transactions")
+            .pairs::<Vec<_>>("aborted_transactions")
             .unwrap_err();
         assert!(
             text.to_string().contains("a list of (int, int) pairs"),

@@ -4,13 +4,12 @@
 use std::collections::HashMap;
 
 use pulsar_entries_core::chunks::{self, ReassemblyOptions};
-use pulsar_entries_core::kwargs::Kwargs;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::input::AnyRecordBatch;
 
-use crate::convert::{batches_and_schema, kwargs, table};
-use crate::errors::{Class, Result};
+use crate::convert::{batches_and_schema, table, with_kwargs};
+use crate::errors::Result;
 use crate::pass::batch_pass;
 
 /// The limits of `function` ([`Kwargs::reassembly`]).
@@ -18,10 +17,7 @@ fn limits(
     function: &'static str,
     options: Option<&Bound<'_, PyDict>>,
 ) -> Result<ReassemblyOptions> {
-    let v = kwargs(options)?;
-    let mut kw = Kwargs::new(function, &v)?;
-    let opts = kw.reassembly()?;
-    Ok(kw.done(opts)?)
+    with_kwargs(function, options, |kw| kw.reassembly())
 }
 
 /// Rebuilds chunked messages from decoded rows (topic order).
@@ -55,13 +51,10 @@ pub fn reassemble_partition<'py>(
 ) -> Result<Bound<'py, PyTuple>> {
     let opts = limits("reassemble_partition", options)?;
     let (_, batches) = batches_and_schema(messages)?;
-    let Some(first) = batches.first() else {
-        let text = "reassemble_partition needs at least one record batch";
-        return Err(Class::InputSchema.err(text));
-    };
-    let input = first.schema();
     let seeds = seeds.unwrap_or_default();
+    // The core refuses an input without batches: the first one's schema is the input's.
     let result = py.detach(|| chunks::reassemble_partition(&batches, opts, &seeds))?;
+    let input = batches[0].schema();
     let done = table(py, result.done, chunks::output_schema(&input))?;
     let leftovers = table(py, vec![result.leftovers], chunks::leftover_schema(&input))?;
     Ok(PyTuple::new(py, [done, leftovers])?)

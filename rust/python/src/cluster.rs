@@ -6,7 +6,6 @@ use std::sync::Mutex;
 
 use pulsar_entries_core::bookkeeper::files::{read_bookie, LedgerDirFiles};
 use pulsar_entries_core::bookkeeper::{entries_batch, BookieClient, LedgerMetadata};
-use pulsar_entries_core::kwargs::Kwargs;
 use pulsar_entries_core::metadata_store::{self as ms, TopicName};
 use pulsar_entries_core::value::cluster::{
     ledger_metadata_value, managed_ledger_value, topic_paths_value,
@@ -15,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use pyo3_arrow::PyRecordBatch;
 
-use crate::convert::{dict_to_py, kwargs};
+use crate::convert::{dict_to_py, with_kwargs};
 use crate::errors::Result;
 
 #[pyfunction]
@@ -104,10 +103,7 @@ impl BookieReader {
         bookies: Option<HashMap<String, String>>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> Result<Self> {
-        let v = kwargs(options)?;
-        let mut kw = Kwargs::new("BookieReader", &v)?;
-        let opts = kw.bookie_client()?;
-        let opts = kw.done(opts)?;
+        let opts = with_kwargs("BookieReader", options, |kw| kw.bookie_client())?;
         let client = BookieClient::with_addresses(opts, bookies.unwrap_or_default());
         Ok(Self {
             client: Mutex::new(client),

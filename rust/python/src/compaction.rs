@@ -24,8 +24,6 @@ use pulsar_entries_core::compaction::topic::TopicCompactor;
 use pulsar_entries_core::compaction::CompactOptions;
 use pulsar_entries_core::kwargs::Kwargs;
 use pulsar_entries_core::options::order as parse_order;
-use pulsar_entries_core::value::input::InputError;
-use pulsar_entries_core::value::Value;
 use pulsar_entries_core::{EntryError, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -33,7 +31,7 @@ use pyo3::types::{PyBytes, PyDict};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches, dict, kwargs, table};
+use crate::convert::{batches, dict, table, with_kwargs};
 use crate::errors::{Error, Result};
 use crate::pass::{batch_pass, Failure};
 
@@ -145,15 +143,13 @@ impl CompactorPy {
         strategy: Option<Bound<'_, PyAny>>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> Result<Self> {
-        let v = kwargs(options)?;
-        let mut kw = Kwargs::new("Compactor", &v)?;
-        let (opts, aborted) = (kw.compact(true, true)?, kw.pairs("aborted_transactions")?);
-        kw.done(())?;
+        let read = |kw: &mut Kwargs| Ok((kw.compact(true, true)?, kw.pairs(ABORTED)?));
+        let (opts, aborted) = with_kwargs("Compactor", options, read)?;
         let failure = Failure::default();
         let strategy = strategy
             .map(|s| strategy_instance(s, &failure))
             .transpose()?;
-        let inner = TopicCompactor::new(opts, strategy, aborted.into_iter().collect())?;
+        let inner = TopicCompactor::new(opts, strategy, aborted)?;
         Ok(CompactorPy { inner, failure })
     }
 
@@ -184,18 +180,16 @@ impl CompactorPy {
 
 // ---------------------------------------------------------------- Spark blocks
 
-/// The options of `function` ([`Kwargs::compact`] in publish order, with
-/// `retain_null_key` when `retain`) and what `rest` reads of the others.
-fn publish_options<'v, T>(
+/// The keyword of the aborted transactions to drop, `[(most, least), ...]`.
+const ABORTED: &str = "aborted_transactions";
+
+/// [`Kwargs::compact`] in publish order (with `retain_null_key` when `retain`).
+fn publish_options(
     function: &'static str,
-    v: &'v Value<'v>,
+    options: Option<&Bound<'_, PyDict>>,
     retain: bool,
-    rest: impl FnOnce(&mut Kwargs<'v>) -> Result<T, InputError>,
-) -> Result<(CompactOptions, T)> {
-    let mut kw = Kwargs::new(function, v)?;
-    let opts = kw.compact(false, retain)?;
-    let more = rest(&mut kw)?;
-    Ok(kw.done((opts, more))?)
+) -> Result<CompactOptions> {
+    with_kwargs(function, options, |kw| kw.compact(false, retain))
 }
 
 /// `f` over all of `entries`' batches, with the GIL released.
@@ -229,15 +223,16 @@ pub fn compaction_candidates<'py>(
     entries: AnyRecordBatch,
     options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyAny>> {
-    let v = kwargs(options)?;
-    let more = |kw: &mut Kwargs| {
+    let read = |kw: &mut Kwargs| {
+        let opts = kw.compact(false, true)?;
         Ok((
+            opts,
             kw.flag("reduce_for_publish_order", false)?,
-            kw.pairs("aborted_transactions")?,
+            kw.pairs(ABORTED)?,
         ))
     };
-    let (opts, (reduce, aborted)) = publish_options("compaction_candidates", &v, true, more)?;
-    let aborted: HashSet<_> = aborted.into_iter().collect();
+    let (opts, reduce, aborted): (_, _, HashSet<_>) =
+        with_kwargs("compaction_candidates", options, read)?;
     per_batch(py, entries, candidate_schema(), |b| {
         Ok(vec![distributed::candidates(b, &opts, reduce, &aborted)?])
     })
@@ -259,8 +254,7 @@ pub fn rebuild_entries<'py>(
     entries: AnyRecordBatch,
     options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyAny>> {
-    let v = kwargs(options)?;
-    let (opts, ()) = publish_options("rebuild_entries", &v, true, |_| Ok(()))?;
+    let opts = publish_options("rebuild_entries", options, true)?;
     let input = batches(entries)?;
     let partition = |b: &RecordBatch| b.schema().column_with_name("partition").is_some();
     let schema = output_schema(input.first().is_some_and(partition));
@@ -274,10 +268,9 @@ batch_pass! {
     StrategicPartitionPass(entries): PartitionPass;
     #[pyo3(signature = (**options))]
     fn new(_failure, **options) {
-        let v = kwargs(options)?;
-        let mut kw = Kwargs::new("StrategicPartitionPass", &v)?;
-        let (opts, aborted) = (kw.compact(true, true)?, kw.pairs("aborted_transactions")?);
-        kw.done(PartitionPass::new(opts)?)?.with_aborted_transactions(aborted.into_iter().collect())
+        let read = |kw: &mut Kwargs| Ok((kw.compact(true, true)?, kw.pairs(ABORTED)?));
+        let (opts, aborted) = with_kwargs("StrategicPartitionPass", options, read)?;
+        PartitionPass::new(opts)?.with_aborted_transactions(aborted)
     }
 }
 
@@ -286,10 +279,7 @@ batch_pass! {
     StrategicFolder(rows): StrategicFold<DynStrategy>;
     #[pyo3(signature = (strategy, **options))]
     fn new(failure, strategy: Bound<'_, PyAny>, **options) {
-        let v = kwargs(options)?;
-        let mut kw = Kwargs::new("StrategicFolder", &v)?;
-        let opts = kw.compact(true, true)?;
-        kw.done(())?;
+        let opts = with_kwargs("StrategicFolder", options, |kw| kw.compact(true, true))?;
         StrategicFold::new(opts, strategy_instance(strategy, &failure)?)?
     }
 }
@@ -302,8 +292,7 @@ pub fn strategic_rebuild<'py>(
     entries: AnyRecordBatch,
     options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyAny>> {
-    let v = kwargs(options)?;
-    let (opts, ()) = publish_options("strategic_rebuild", &v, false, |_| Ok(()))?;
+    let opts = publish_options("strategic_rebuild", options, false)?;
     per_batch(py, entries, sd::rebuild_schema(), |b| sd::rebuild(b, &opts))
 }
 
@@ -390,8 +379,7 @@ pub fn keyed_messages<'py>(
     entries: AnyRecordBatch,
     options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyAny>> {
-    let v = kwargs(options)?;
-    let (opts, ()) = publish_options("keyed_messages", &v, false, |_| Ok(()))?;
+    let opts = publish_options("keyed_messages", options, false)?;
     let out = with_batches(py, entries, |b| keyed(b, opts))?;
     table(py, out, keyed_schema())
 }

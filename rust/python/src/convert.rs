@@ -4,6 +4,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use pulsar_entries_core::kwargs::{ArgsError, Kwargs};
 use pulsar_entries_core::value::{Dict, Value};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -110,10 +111,17 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
     })
 }
 
-/// A binding's `**options` as a core value (`None`: no keywords), for
-/// [`pulsar_entries_core::kwargs::Kwargs`].
-pub fn kwargs(options: Option<&Bound<'_, PyDict>>) -> PyResult<Value<'static>> {
-    options.map_or(Ok(Value::None), |d| from_py(d.as_any()))
+/// What `read` takes of a binding's `**options`, the keyword arguments of
+/// `function` (see [`Kwargs`]); a keyword it leaves is refused.
+pub fn with_kwargs<T>(
+    function: &'static str,
+    options: Option<&Bound<'_, PyDict>>,
+    read: impl for<'v> FnOnce(&mut Kwargs<'v>) -> Result<T, ArgsError>,
+) -> Result<T> {
+    let v = options.map_or(Ok(Value::None), |d| from_py(d.as_any()))?;
+    let mut kw = Kwargs::new(function, &v)?;
+    let out = read(&mut kw)?;
+    Ok(kw.done(out)?)
 }
 
 pub fn dict_to_py<'py>(py: Python<'py>, d: &Dict<'_>) -> PyResult<Bound<'py, PyDict>> {

@@ -14,7 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches_and_schema, dict_to_py, from_py, kwargs, now_ms, table};
+use crate::convert::{batches_and_schema, dict_to_py, from_py, now_ms, table, with_kwargs};
 use crate::errors::{Error, Result};
 use crate::processors::{processors_from, ProcessorSpec};
 
@@ -29,10 +29,8 @@ pub fn decode<'py>(
     processors: Option<Vec<ProcessorSpec>>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyAny>> {
-    let v = kwargs(options)?;
-    let mut kw = Kwargs::new("decode", &v)?;
-    let (opts, columns) = (kw.decode()?, kw.strings("columns")?);
-    kw.done(())?;
+    let read = |kw: &mut Kwargs| Ok((kw.decode()?, kw.strings("columns")?));
+    let (opts, columns) = with_kwargs("decode", options, read)?;
     let processors = processors_from(processors)?;
     let reader = entries.into_reader()?;
     // Python processors take the GIL back only for the entries they decode.
@@ -80,11 +78,11 @@ pub fn encode_entry<'py>(
         .enumerate()
         .map(|(i, m)| message_input(m, i))
         .collect::<Result<Vec<_>>>()?;
-    let v = kwargs(options)?;
-    let mut kw = Kwargs::new("encode_entry", &v)?;
-    let batch = kw.opt_flag("batch")?;
-    let opts = kw.encode(batch, now_ms())?;
-    let opts = kw.done(opts)?;
+    let read = |kw: &mut Kwargs| {
+        kw.opt_flag("batch")
+            .map(|batch| kw.encode(batch, now_ms()))?
+    };
+    let opts = with_kwargs("encode_entry", options, read)?;
     let bytes = py.detach(|| encode::encode_entry(&inputs, &opts))?;
     Ok(PyBytes::new(py, &bytes))
 }
@@ -102,13 +100,13 @@ pub fn encode_chunked<'py>(
     options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyList>> {
     let input = message_input(&message, 0)?;
-    let v = kwargs(options)?;
-    let mut kw = Kwargs::new("encode_chunked", &v)?;
-    let (chunk_size, opts) = (
-        kw.required("chunk_size")?,
-        kw.encode(Some(false), now_ms())?,
-    );
-    let opts = kw.done(opts)?;
+    let read = |kw: &mut Kwargs| {
+        Ok((
+            kw.required("chunk_size")?,
+            kw.encode(Some(false), now_ms())?,
+        ))
+    };
+    let (chunk_size, opts) = with_kwargs("encode_chunked", options, read)?;
     let entries = py.detach(|| encode::encode_chunked(&input, &opts, chunk_size))?;
     Ok(PyList::new(
         py,

@@ -1,7 +1,6 @@
 //! Kafka RecordBatch v2 and KoP entry writers; the times arrive as
 //! milliseconds (`pulsar_entries.kafka` converts them).
 
-use pulsar_entries_core::kwargs::Kwargs;
 use pulsar_entries_core::options::non_negative_ms;
 use pulsar_entries_core::processor::kafka::encode::{
     encode_control_batch, encode_kop_entry, encode_record_batch, KafkaRecordInput,
@@ -10,7 +9,7 @@ use pulsar_entries_core::value::input::kafka_record;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{from_py, kwargs, now_ms};
+use crate::convert::{from_py, now_ms, with_kwargs};
 use crate::errors::Result;
 
 /// One record dict, parsed by the core.
@@ -32,10 +31,8 @@ pub fn encode_kafka_batch<'py>(
         .enumerate()
         .map(|(i, r)| record_input(r, i))
         .collect::<Result<Vec<_>>>()?;
-    let v = kwargs(options)?;
-    let mut kw = Kwargs::new("encode_kafka_batch", &v)?;
-    let opts = kw.kafka_batch(now_ms() as i64)?;
-    let opts = kw.done(opts)?;
+    let now = now_ms() as i64;
+    let opts = with_kwargs("encode_kafka_batch", options, |kw| kw.kafka_batch(now))?;
     let bytes = py.detach(|| encode_record_batch(&inputs, &opts))?;
     Ok(PyBytes::new(py, &bytes))
 }

@@ -5,7 +5,6 @@
 //! copy; `pulsar_entries.offload` wraps any bytes-like object that way.
 
 use pulsar_entries_core::decode::binary::single_value;
-use pulsar_entries_core::kwargs::Kwargs;
 use pulsar_entries_core::offload::table::{entry_rows, single_ledger};
 use pulsar_entries_core::offload::{self as core, BlockRange};
 use pulsar_entries_core::offload::{EntryRange, ObjectName, OffloadIndex};
@@ -16,7 +15,7 @@ use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches, dict_to_py, kwargs, table, to_py};
+use crate::convert::{batches, dict_to_py, table, to_py, with_kwargs};
 use crate::errors::Result;
 
 /// The bytes of a one-element binary array, borrowed (no copy).
@@ -119,10 +118,7 @@ pub fn write_offload_ledger<'py>(
     block_size: usize,
     spec: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyList>> {
-    let v = kwargs(spec)?;
-    let mut kw = Kwargs::new("write_offload_ledger", &v)?;
-    let spec = kw.ledger_spec()?;
-    let spec = kw.done(spec)?;
+    let spec = with_kwargs("write_offload_ledger", spec, |kw| kw.ledger_spec())?;
     let batches = batches(entries)?;
     let rows = entry_rows(&batches, ledger_id)?;
     let ledgers = core::group_entries(rows)?;

@@ -59,7 +59,11 @@ def control_batch(
     """An end-transaction marker batch: COMMIT (``commit=True``) or ABORT; ``timestamp``
     (ms or a datetime, naive: UTC) defaults to now."""
     return encode_kafka_control_batch(
-        commit, producer_id=producer_id, producer_epoch=producer_epoch, base_offset=base_offset, timestamp=_ms(timestamp)
+        commit,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_offset=base_offset,
+        timestamp=_ms(timestamp),
     )
 
 

@@ -89,8 +89,8 @@ mod tests {
         };
         assert_eq!(err.kind(), ErrorKind::Options);
         assert!(err.to_string().contains("at least one processor"), "{err}");
-        let one = Processors::named(vec![builtin("PULSAR").unwrap()]).unwrap();
-        assert_eq!(one.names(), ["PULSAR"]);
+        let one = Processors::named(vec![builtin(PulsarProcessor::NAME).unwrap()]).unwrap();
+        assert_eq!(one.names(), [PulsarProcessor::NAME]);
         let property = Some(("entry.format".to_string(), Some("kafka".to_string())));
         assert!(matches!(
             Selector::of_property(property),

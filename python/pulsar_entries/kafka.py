@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
+from . import _times
 from ._dicts import KafkaRecordDict
 from ._native import encode_kafka_batch, encode_kafka_control_batch, encode_kop_entry
-from ._times import Millis, as_utc, millis
+from ._times import as_utc
 
 #: Kafka codecs a record batch may use.
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -25,7 +26,7 @@ def record_batch(
     *,
     base_offset: int = 0,
     compression: str = "none",
-    base_timestamp: Millis | None = None,
+    base_timestamp: int | None = None,
     log_append_time: bool = False,
     transactional: bool = False,
     producer_id: int = -1,
@@ -54,7 +55,7 @@ def control_batch(
     producer_id: int,
     producer_epoch: int = 0,
     base_offset: int = 0,
-    timestamp: Millis | None = None,
+    timestamp: int | None = None,
 ) -> bytes:
     """An end-transaction marker batch: COMMIT (``commit=True``) or ABORT; ``timestamp``
     (ms or a datetime, naive: UTC) defaults to now."""
@@ -67,15 +68,15 @@ def control_batch(
     )
 
 
-def kop_entry(batches: Sequence[bytes], *, publish_time: Millis | None = None) -> bytes:
+def kop_entry(batches: Sequence[bytes], *, publish_time: int | None = None) -> bytes:
     """A stored entry holding ``batches`` as KoP's ``kafka`` entry format writes it;
     ``publish_time`` (ms or a datetime, naive: UTC) defaults to now."""
     return encode_kop_entry(list(batches), publish_time=_ms(publish_time))
 
 
-def _ms(t: Millis | None) -> int | None:
+def _ms(t: _times.Millis | None) -> int | None:
     """Milliseconds under the package's one rule for times; ``None`` stays (the writer's now)."""
-    return None if t is None else millis(t)
+    return None if t is None else _times.millis(t)
 
 
 def _utc_timestamp(record: KafkaRecordDict) -> KafkaRecordDict:

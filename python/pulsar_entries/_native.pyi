@@ -179,10 +179,10 @@ def encode_kafka_control_batch(
     producer_id: int,
     producer_epoch: int = 0,
     base_offset: int = 0,
-    timestamp: Millis | None = None,
+    timestamp: int | None = None,
     coordinator_epoch: int = 0,
 ) -> bytes: ...
-def encode_kop_entry(batches: Sequence[bytes], *, publish_time: Millis | None = None) -> bytes: ...
+def encode_kop_entry(batches: Sequence[bytes], *, publish_time: int | None = None) -> bytes: ...
 def parse_metadata(metadata: bytes) -> dict[str, Any]:
     """MessageMetadata bytes as a dict of their present fields (``EntryContext.metadata``)."""
 

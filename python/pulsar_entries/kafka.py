@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
+from . import _times
 from ._dicts import KafkaRecordDict
 from ._native import encode_kafka_batch, encode_kafka_control_batch, encode_kop_entry
 from ._times import as_utc
@@ -33,12 +34,13 @@ def record_batch(
     base_sequence: int = -1,
 ) -> bytes:
     """One Kafka RecordBatch v2 (magic 2), compressed as Kafka frames each codec.
-    A record's ``timestamp`` is ms since the epoch or a datetime (naive: UTC)."""
+    A record's ``timestamp`` and ``base_timestamp`` are ms since the epoch or a datetime
+    (naive: UTC); ``base_timestamp`` defaults to now."""
     return encode_kafka_batch(
         [_utc_timestamp(r) for r in records],
         base_offset=base_offset,
         compression=compression,
-        base_timestamp=base_timestamp,
+        base_timestamp=_ms(base_timestamp),
         log_append_time=log_append_time,
         transactional=transactional,
         producer_id=producer_id,
@@ -55,15 +57,26 @@ def control_batch(
     base_offset: int = 0,
     timestamp: int | None = None,
 ) -> bytes:
-    """An end-transaction marker batch: COMMIT (``commit=True``) or ABORT."""
+    """An end-transaction marker batch: COMMIT (``commit=True``) or ABORT; ``timestamp``
+    (ms or a datetime, naive: UTC) defaults to now."""
     return encode_kafka_control_batch(
-        commit, producer_id=producer_id, producer_epoch=producer_epoch, base_offset=base_offset, timestamp=timestamp
+        commit,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_offset=base_offset,
+        timestamp=_ms(timestamp),
     )
 
 
 def kop_entry(batches: Sequence[bytes], *, publish_time: int | None = None) -> bytes:
-    """A stored entry holding ``batches`` as KoP's ``kafka`` entry format writes it."""
-    return encode_kop_entry(list(batches), publish_time=publish_time)
+    """A stored entry holding ``batches`` as KoP's ``kafka`` entry format writes it;
+    ``publish_time`` (ms or a datetime, naive: UTC) defaults to now."""
+    return encode_kop_entry(list(batches), publish_time=_ms(publish_time))
+
+
+def _ms(t: _times.Millis | None) -> int | None:
+    """Milliseconds under the package's one rule for times; ``None`` stays (the writer's now)."""
+    return None if t is None else _times.millis(t)
 
 
 def _utc_timestamp(record: KafkaRecordDict) -> KafkaRecordDict:

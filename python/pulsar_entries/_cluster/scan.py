@@ -219,7 +219,7 @@ def plan_ranges(
 
     ``reader`` answers the open ledgers' last-add-confirmed (None: a stopped cluster,
     read up to what the files hold). ``bounds`` narrows each topic partition further
-    (``(lower, upper)`` positions, e.g. from :func:`seek_by_time`); ``read_ahead``
+    (``(lower, upper)`` positions, e.g. from :func:`~pulsar_entries._cluster.seek.seek_by_time`); ``read_ahead``
     bounds the entries a range may read past its end for a chunked message."""
     if entries_per_partition < 1:
         raise ValueError(f"entriesPerPartition must be at least 1, not {entries_per_partition}")
@@ -318,84 +318,6 @@ def _take(segs: list[Segment], budget: int) -> list[Segment]:
         out.append(Segment(s.ledger, s.first, last))
         budget -= last - s.first + 1
     return out
-
-
-# ----------------------------------------------------------------------------------- the seek
-
-
-def _probe_time(led: Ledger, entry: int, partition: int, reader: Any, column: str, fs: Any, prefix: str) -> int | None:
-    table = _read_ledger(led, partition, reader, entry, entry, fs, prefix)
-    good = table.filter(pc.is_valid(table["data"]))
-    if good.num_rows == 0:
-        return None
-    md = _native.entry_metadata(good["data"].combine_chunks())
-    value = md[column][0].as_py()
-    if value is None:
-        return None
-    return int(value.timestamp() * 1000) if hasattr(value, "timestamp") else int(value)
-
-
-def seek_by_time(
-    segments: Sequence[Segment],
-    partition: int,
-    reader: Any,
-    *,
-    column: str = "publish_time",
-    lower: tuple[int, bool] | None = None,
-    upper: tuple[int, bool] | None = None,
-    offload_filesystem: Any = None,
-    offload_prefix: str = "",
-    counter: ReadCounter | None = None,
-) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
-    """Positions bounding the entries whose ``column`` (``publish_time`` or
-    ``broker_timestamp``, ms) is in ``lower`` / ``upper`` (``(ms, inclusive)``): two
-    binary searches reading O(log n) entries, which assume the entries' times grow
-    with their position (as Pulsar's seek by time does). An unreadable probe counts
-    as inside the range, so the bounds only widen. Returns ``(first, last)``
-    positions, a bound None when it does not cut, or None when no entry can match."""
-    segs = [s for s in segments if s.last is not None and not s.compacted]
-    sizes = [s.last - s.first + 1 for s in segs if s.last is not None]
-    total = sum(sizes)
-    if total == 0:
-        return (None, None)
-
-    def at(i: int) -> tuple[Segment, int]:
-        for s, n in zip(segs, sizes):
-            if i < n:
-                return s, s.first + i
-            i -= n
-        raise IndexError(i)
-
-    def time(i: int) -> int | None:
-        s, e = at(i)
-        if counter is not None:
-            counter.probes += 1
-        return _probe_time(s.ledger, e, partition, reader, column, offload_filesystem, offload_prefix)
-
-    def first_where(pred: Any) -> int:
-        lo, hi = 0, total
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if pred(time(mid)):
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
-    first, last = 0, total - 1
-    if lower is not None:
-        t, inclusive = lower
-        # The first entry at or after the lower bound (unknown times are inside).
-        first = first_where(lambda v: v is None or (v >= t if inclusive else v > t))
-    if upper is not None:
-        t, inclusive = upper
-        # The last entry at or before the upper bound: one before the first past it.
-        last = first_where(lambda v: v is not None and (v > t if inclusive else v >= t)) - 1
-    if first > last:
-        return None
-    s0, e0 = at(first)
-    s1, e1 = at(last)
-    return ((s0.ledger.ledger_id, e0), (s1.ledger.ledger_id, e1))
 
 
 # ------------------------------------------------------------------------------------- reading

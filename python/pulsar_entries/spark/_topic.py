@@ -39,8 +39,8 @@ from .._cluster.scan import (
     partition_segments,
     plan_ranges,
     scan_range,
-    seek_by_time,
 )
+from .._cluster.seek import seek_by_time
 from ..schemas import typed
 from ._arrow import conform, spark_schema
 from ._topic_options import TIME_COLUMNS, TopicOptions, resolve_layouts, resolve_schema

@@ -29,6 +29,7 @@ pub mod compaction;
 pub mod decode;
 pub mod error;
 pub mod format;
+pub mod kwargs;
 pub mod metadata_store;
 pub mod offload;
 pub mod options;

@@ -34,6 +34,7 @@ const LAYERS: &[&[&str]] = &[
         "schema",
     ],
     &["options", "pass", "value"],
+    &["kwargs"],
 ];
 
 /// The layer that must not mention Arrow.

@@ -3,31 +3,35 @@
 
 use std::collections::HashMap;
 
-use pulsar_entries_core::chunks;
-use pulsar_entries_core::options::reassembly_options;
-use pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE;
+use pulsar_entries_core::chunks::{self, ReassemblyOptions};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::input::AnyRecordBatch;
 
-use crate::convert::{batches_and_schema, table};
-use crate::errors::{Class, Result};
+use crate::convert::{batches_and_schema, table, with_kwargs};
+use crate::errors::Result;
 use crate::pass::batch_pass;
+
+/// The limits of `function` ([`Kwargs::reassembly`]).
+fn limits(
+    function: &'static str,
+    options: Option<&Bound<'_, PyDict>>,
+) -> Result<ReassemblyOptions> {
+    with_kwargs(function, options, |kw| kw.reassembly())
+}
 
 /// Rebuilds chunked messages from decoded rows (topic order).
 #[pyfunction]
-#[pyo3(signature = (messages, *, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(signature = (messages, **options))]
 #[pyo3(
     text_signature = "(messages, *, max_pending=100, expire_after_ms=60000, max_message_size=...)"
 )]
-pub fn reassemble_chunks(
-    py: Python<'_>,
+pub fn reassemble_chunks<'py>(
+    py: Python<'py>,
     messages: AnyRecordBatch,
-    max_pending: Option<usize>,
-    expire_after_ms: Option<i64>,
-    max_message_size: usize,
-) -> Result<Bound<'_, PyAny>> {
-    let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
+    options: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyAny>> {
+    let opts = limits("reassemble_chunks", options)?;
     let (input, batches) = batches_and_schema(messages)?;
     let (out, schema) = py.detach(|| chunks::reassemble_table(input, &batches, opts))?;
     table(py, out, schema)
@@ -35,27 +39,22 @@ pub fn reassemble_chunks(
 
 /// The partition pass of a distributed reassembly (see `pulsar_entries.chunks`).
 #[pyfunction]
-#[pyo3(signature = (messages, *, seeds=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(signature = (messages, *, seeds=None, **options))]
 #[pyo3(
     text_signature = "(messages, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
 )]
-pub fn reassemble_partition(
-    py: Python<'_>,
+pub fn reassemble_partition<'py>(
+    py: Python<'py>,
     messages: AnyRecordBatch,
     seeds: Option<HashMap<i32, i64>>,
-    max_pending: Option<usize>,
-    expire_after_ms: Option<i64>,
-    max_message_size: usize,
-) -> Result<Bound<'_, PyTuple>> {
-    let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
+    options: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyTuple>> {
+    let opts = limits("reassemble_partition", options)?;
     let (_, batches) = batches_and_schema(messages)?;
-    let Some(first) = batches.first() else {
-        let text = "reassemble_partition needs at least one record batch";
-        return Err(Class::InputSchema.err(text));
-    };
-    let input = first.schema();
     let seeds = seeds.unwrap_or_default();
+    // The core refuses an input without batches: the first one's schema is the input's.
     let result = py.detach(|| chunks::reassemble_partition(&batches, opts, &seeds))?;
+    let input = batches[0].schema();
     let done = table(py, result.done, chunks::output_schema(&input))?;
     let leftovers = table(py, vec![result.leftovers], chunks::leftover_schema(&input))?;
     Ok(PyTuple::new(py, [done, leftovers])?)
@@ -65,16 +64,9 @@ batch_pass! {
     /// The partition pass, streaming: `push(batch)` and `finish()` each give
     /// `(done, leftovers)` tables.
     PartitionReassembler(batch): chunks::PartitionReassembler;
-    #[pyo3(signature = (schema, *, seeds=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE), text_signature = "(schema, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)")]
-    fn new(
-        _failure,
-        schema: pyo3_arrow::PySchema,
-        seeds: Option<HashMap<i32, i64>>,
-        max_pending: Option<usize>,
-        expire_after_ms: Option<i64>,
-        max_message_size: usize,
-    ) {
-        let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
+    #[pyo3(signature = (schema, *, seeds=None, **options), text_signature = "(schema, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)")]
+    fn new(_failure, schema: pyo3_arrow::PySchema, seeds: Option<HashMap<i32, i64>>, **options) {
+        let opts = limits("PartitionReassembler", options)?;
         let seeds = seeds.unwrap_or_default();
         chunks::PartitionReassembler::new(schema.into_inner(), opts, &seeds)?
     }
@@ -82,19 +74,17 @@ batch_pass! {
 
 /// Decides the messages handed on by `reassemble_partition`.
 #[pyfunction]
-#[pyo3(signature = (leftovers, *, final_watermarks=None, max_pending=Some(100), expire_after_ms=Some(60_000), max_message_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
+#[pyo3(signature = (leftovers, *, final_watermarks=None, **options))]
 #[pyo3(
     text_signature = "(leftovers, *, final_watermarks=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
 )]
-pub fn finish_leftovers(
-    py: Python<'_>,
+pub fn finish_leftovers<'py>(
+    py: Python<'py>,
     leftovers: AnyRecordBatch,
     final_watermarks: Option<HashMap<i32, i64>>,
-    max_pending: Option<usize>,
-    expire_after_ms: Option<i64>,
-    max_message_size: usize,
-) -> Result<Bound<'_, PyAny>> {
-    let opts = reassembly_options(max_pending, expire_after_ms, max_message_size)?;
+    options: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyAny>> {
+    let opts = limits("finish_leftovers", options)?;
     let (schema, batches) = batches_and_schema(leftovers)?;
     let output = chunks::finished_schema(&schema);
     let finals = final_watermarks.unwrap_or_default();

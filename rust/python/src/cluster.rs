@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pulsar_entries_core::bookkeeper::files::{read_bookie, LedgerDirFiles};
-use pulsar_entries_core::bookkeeper::{entries_batch, BookieClient, ClientOptions, LedgerMetadata};
+use pulsar_entries_core::bookkeeper::{entries_batch, BookieClient, LedgerMetadata};
 use pulsar_entries_core::metadata_store::{self as ms, TopicName};
 use pulsar_entries_core::value::cluster::{
     ledger_metadata_value, managed_ledger_value, topic_paths_value,
@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use pyo3_arrow::PyRecordBatch;
 
-use crate::convert::dict_to_py;
+use crate::convert::{dict_to_py, with_kwargs};
 use crate::errors::Result;
 
 #[pyfunction]
@@ -96,17 +96,14 @@ pub struct BookieReader {
 
 #[pymethods]
 impl BookieReader {
+    /// `options` are [`Kwargs::bookie_client`]'s.
     #[new]
-    #[pyo3(signature = (bookies=None, *, timeout_ms=30_000, connect_timeout_ms=5_000, pipeline_depth=64, max_frame_bytes=5_308_416))]
+    #[pyo3(signature = (bookies=None, **options))]
     fn new(
         bookies: Option<HashMap<String, String>>,
-        timeout_ms: u64,
-        connect_timeout_ms: u64,
-        pipeline_depth: usize,
-        max_frame_bytes: usize,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> Result<Self> {
-        let (timeout, connect) = (timeout_ms, connect_timeout_ms);
-        let opts = ClientOptions::checked(timeout, connect, pipeline_depth, max_frame_bytes)?;
+        let opts = with_kwargs("BookieReader", options, |kw| kw.bookie_client())?;
         let client = BookieClient::with_addresses(opts, bookies.unwrap_or_default());
         Ok(Self {
             client: Mutex::new(client),

@@ -22,7 +22,8 @@ use pulsar_entries_core::compaction::strategic_distributed::{
 use pulsar_entries_core::compaction::strategy::Strategy;
 use pulsar_entries_core::compaction::topic::TopicCompactor;
 use pulsar_entries_core::compaction::CompactOptions;
-use pulsar_entries_core::options::{compact_options, order as parse_order};
+use pulsar_entries_core::kwargs::Kwargs;
+use pulsar_entries_core::options::order as parse_order;
 use pulsar_entries_core::{EntryError, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -30,7 +31,7 @@ use pyo3::types::{PyBytes, PyDict};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches, dict, table};
+use crate::convert::{batches, dict, table, with_kwargs};
 use crate::errors::{Error, Result};
 use crate::pass::{batch_pass, Failure};
 
@@ -134,23 +135,20 @@ pub struct CompactorPy {
 
 #[pymethods]
 impl CompactorPy {
+    /// `order`, `retain_null_key`, `verify_checksum`,
+    /// `max_uncompressed_size`, `aborted_transactions` ([`Kwargs::compact`]).
     #[new]
-    #[pyo3(signature = (*, order="publish", retain_null_key=false, strategy=None, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
+    #[pyo3(signature = (*, strategy=None, **options))]
     fn new(
-        order: &str,
-        retain_null_key: bool,
         strategy: Option<Bound<'_, PyAny>>,
-        verify_checksum: bool,
-        max_uncompressed_size: usize,
-        aborted_transactions: Option<Vec<(u64, u64)>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> Result<Self> {
-        let (retain, verify) = (retain_null_key, verify_checksum);
-        let opts = compact_options(order, retain, verify, max_uncompressed_size)?;
+        let read = |kw: &mut Kwargs| Ok((kw.compact(true, true)?, kw.pairs(ABORTED)?));
+        let (opts, aborted) = with_kwargs("Compactor", options, read)?;
         let failure = Failure::default();
         let strategy = strategy
             .map(|s| strategy_instance(s, &failure))
             .transpose()?;
-        let aborted = aborted_transactions.into_iter().flatten().collect();
         let inner = TopicCompactor::new(opts, strategy, aborted)?;
         Ok(CompactorPy { inner, failure })
     }
@@ -182,13 +180,16 @@ impl CompactorPy {
 
 // ---------------------------------------------------------------- Spark blocks
 
-/// Options of the passes that take entries in publish order.
+/// The keyword of the aborted transactions to drop, `[(most, least), ...]`.
+const ABORTED: &str = "aborted_transactions";
+
+/// [`Kwargs::compact`] in publish order (with `retain_null_key` when `retain`).
 fn publish_options(
+    function: &'static str,
+    options: Option<&Bound<'_, PyDict>>,
     retain: bool,
-    verify: bool,
-    max_size: usize,
-) -> Result<CompactOptions, EntryError> {
-    compact_options("publish", retain, verify, max_size)
+) -> Result<CompactOptions> {
+    with_kwargs(function, options, |kw| kw.compact(false, retain))
 }
 
 /// `f` over all of `entries`' batches, with the GIL released.
@@ -213,20 +214,25 @@ fn per_batch<'py>(
     table(py, out.into_iter().flatten().collect(), schema)
 }
 
+/// `retain_null_key`, `reduce_for_publish_order`, `verify_checksum`,
+/// `max_uncompressed_size`, `aborted_transactions`.
 #[pyfunction]
-#[pyo3(signature = (entries, *, retain_null_key=false, reduce_for_publish_order=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
-pub fn compaction_candidates(
-    py: Python<'_>,
+#[pyo3(signature = (entries, **options))]
+pub fn compaction_candidates<'py>(
+    py: Python<'py>,
     entries: AnyRecordBatch,
-    retain_null_key: bool,
-    reduce_for_publish_order: bool,
-    verify_checksum: bool,
-    max_uncompressed_size: usize,
-    aborted_transactions: Option<Vec<(u64, u64)>>,
-) -> Result<Bound<'_, PyAny>> {
-    let aborted: HashSet<_> = aborted_transactions.into_iter().flatten().collect();
-    let opts = publish_options(retain_null_key, verify_checksum, max_uncompressed_size)?;
-    let reduce = reduce_for_publish_order;
+    options: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyAny>> {
+    let read = |kw: &mut Kwargs| {
+        let opts = kw.compact(false, true)?;
+        Ok((
+            opts,
+            kw.flag("reduce_for_publish_order", false)?,
+            kw.pairs(ABORTED)?,
+        ))
+    };
+    let (opts, reduce, aborted): (_, _, HashSet<_>) =
+        with_kwargs("compaction_candidates", options, read)?;
     per_batch(py, entries, candidate_schema(), |b| {
         Ok(vec![distributed::candidates(b, &opts, reduce, &aborted)?])
     })
@@ -240,16 +246,15 @@ batch_pass! {
     }
 }
 
+/// `retain_null_key`, `verify_checksum`, `max_uncompressed_size`.
 #[pyfunction]
-#[pyo3(signature = (entries, *, retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-pub fn rebuild_entries(
-    py: Python<'_>,
+#[pyo3(signature = (entries, **options))]
+pub fn rebuild_entries<'py>(
+    py: Python<'py>,
     entries: AnyRecordBatch,
-    retain_null_key: bool,
-    verify_checksum: bool,
-    max_uncompressed_size: usize,
-) -> Result<Bound<'_, PyAny>> {
-    let opts = publish_options(retain_null_key, verify_checksum, max_uncompressed_size)?;
+    options: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyAny>> {
+    let opts = publish_options("rebuild_entries", options, true)?;
     let input = batches(entries)?;
     let partition = |b: &RecordBatch| b.schema().column_with_name("partition").is_some();
     let schema = output_schema(input.first().is_some_and(partition));
@@ -259,39 +264,35 @@ pub fn rebuild_entries(
 }
 
 batch_pass! {
+    /// [`Kwargs::compact`] and `aborted_transactions`.
     StrategicPartitionPass(entries): PartitionPass;
-    #[pyo3(signature = (*, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, aborted_transactions=None))]
-    fn new(_failure, order: &str, retain_null_key: bool, verify_checksum: bool, max_uncompressed_size: usize, aborted_transactions: Option<Vec<(u64, u64)>>) {
-        PartitionPass::new(compact_options(order, retain_null_key, verify_checksum, max_uncompressed_size)?)?
-            .with_aborted_transactions(aborted_transactions.into_iter().flatten().collect())
+    #[pyo3(signature = (**options))]
+    fn new(_failure, **options) {
+        let read = |kw: &mut Kwargs| Ok((kw.compact(true, true)?, kw.pairs(ABORTED)?));
+        let (opts, aborted) = with_kwargs("StrategicPartitionPass", options, read)?;
+        PartitionPass::new(opts)?.with_aborted_transactions(aborted)
     }
 }
 
 batch_pass! {
+    /// [`Kwargs::compact`].
     StrategicFolder(rows): StrategicFold<DynStrategy>;
-    #[pyo3(signature = (strategy, *, order="publish", retain_null_key=false, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-    fn new(
-        failure,
-        strategy: Bound<'_, PyAny>,
-        order: &str,
-        retain_null_key: bool,
-        verify_checksum: bool,
-        max_uncompressed_size: usize,
-    ) {
-        let opts = compact_options(order, retain_null_key, verify_checksum, max_uncompressed_size)?;
+    #[pyo3(signature = (strategy, **options))]
+    fn new(failure, strategy: Bound<'_, PyAny>, **options) {
+        let opts = with_kwargs("StrategicFolder", options, |kw| kw.compact(true, true))?;
         StrategicFold::new(opts, strategy_instance(strategy, &failure)?)?
     }
 }
 
+/// `verify_checksum`, `max_uncompressed_size`.
 #[pyfunction]
-#[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-pub fn strategic_rebuild(
-    py: Python<'_>,
+#[pyo3(signature = (entries, **options))]
+pub fn strategic_rebuild<'py>(
+    py: Python<'py>,
     entries: AnyRecordBatch,
-    verify_checksum: bool,
-    max_uncompressed_size: usize,
-) -> Result<Bound<'_, PyAny>> {
-    let opts = publish_options(false, verify_checksum, max_uncompressed_size)?;
+    options: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyAny>> {
+    let opts = publish_options("strategic_rebuild", options, false)?;
     per_batch(py, entries, sd::rebuild_schema(), |b| sd::rebuild(b, &opts))
 }
 
@@ -370,15 +371,15 @@ pub fn find_by_publish_time(
     with_batches(py, entries, find)
 }
 
+/// `verify_checksum`, `max_uncompressed_size`.
 #[pyfunction]
-#[pyo3(signature = (entries, *, verify_checksum=true, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE))]
-pub fn keyed_messages(
-    py: Python<'_>,
+#[pyo3(signature = (entries, **options))]
+pub fn keyed_messages<'py>(
+    py: Python<'py>,
     entries: AnyRecordBatch,
-    verify_checksum: bool,
-    max_uncompressed_size: usize,
-) -> Result<Bound<'_, PyAny>> {
-    let opts = publish_options(false, verify_checksum, max_uncompressed_size)?;
+    options: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyAny>> {
+    let opts = publish_options("keyed_messages", options, false)?;
     let out = with_batches(py, entries, |b| keyed(b, opts))?;
     table(py, out, keyed_schema())
 }

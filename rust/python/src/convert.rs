@@ -4,6 +4,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use pulsar_entries_core::kwargs::{ArgsError, Kwargs};
 use pulsar_entries_core::value::{Dict, Value};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -32,28 +33,6 @@ pub fn table(
     schema: SchemaRef,
 ) -> Result<Bound<'_, PyAny>> {
     Ok(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
-}
-
-/// Milliseconds from an int, or from anything with `.timestamp()` (datetime).
-pub fn millis(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    if let Ok(v) = obj.extract::<i64>() {
-        return Ok(v);
-    }
-    if obj.hasattr("timestamp")? {
-        let secs: f64 = obj.call_method0("timestamp")?.extract()?;
-        return Ok((secs * 1000.0).round() as i64);
-    }
-    Err(PyTypeError::new_err(
-        "expected an int (milliseconds) or a datetime",
-    ))
-}
-
-/// Optional milliseconds (None and absent alike), else `default`.
-pub fn millis_or(obj: Option<Bound<'_, PyAny>>, default: i64) -> PyResult<i64> {
-    match obj.filter(|o| !o.is_none()) {
-        Some(t) => millis(&t),
-        None => Ok(default),
-    }
 }
 
 pub fn now_ms() -> u64 {
@@ -123,12 +102,26 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
     } else if obj.hasattr("tobytes")? {
         owned(obj.call_method0("tobytes")?.extract()?)
     } else if obj.hasattr("timestamp")? {
-        Value::Time(millis(obj)?)
+        let secs: f64 = obj.call_method0("timestamp")?.extract()?;
+        Value::Time((secs * 1000.0).round() as i64)
     } else if let Ok(it) = obj.try_iter() {
         Value::List(list(it)?)
     } else {
         Value::Other(obj.get_type().name()?.to_string().into())
     })
+}
+
+/// What `read` takes of a binding's `**options`, the keyword arguments of
+/// `function` (see [`Kwargs`]); a keyword it leaves is refused.
+pub fn with_kwargs<T>(
+    function: &'static str,
+    options: Option<&Bound<'_, PyDict>>,
+    read: impl for<'v> FnOnce(&mut Kwargs<'v>) -> Result<T, ArgsError>,
+) -> Result<T> {
+    let v = options.map_or(Ok(Value::None), |d| from_py(d.as_any()))?;
+    let mut kw = Kwargs::new(function, &v)?;
+    let out = read(&mut kw)?;
+    Ok(kw.done(out)?)
 }
 
 pub fn dict_to_py<'py>(py: Python<'py>, d: &Dict<'_>) -> PyResult<Bound<'py, PyDict>> {

@@ -3,44 +3,34 @@
 
 use pulsar_entries_core::decode::entry_metadata::{entry_metadata as build, entry_metadata_schema};
 use pulsar_entries_core::decode::message_id_columns::with_message_ids as add_ids;
-use pulsar_entries_core::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
-use pulsar_entries_core::value::input::{self, entry_properties};
-use pulsar_entries_core::value::{entry_value, Value};
+use pulsar_entries_core::kwargs::Kwargs;
+use pulsar_entries_core::value::entry_value;
+use pulsar_entries_core::value::input;
 use pulsar_entries_core::MessageInput;
-use pulsar_entries_core::{decode::binary::binary_values, format::encode, options, proto};
-use pulsar_entries_core::{Decoder, EncodeOptions, EntryView};
+use pulsar_entries_core::{decode::binary::binary_values, format::encode, proto};
+use pulsar_entries_core::{Decoder, EntryView};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches_and_schema, dict_to_py, from_py, now_ms, table};
+use crate::convert::{batches_and_schema, dict_to_py, from_py, now_ms, table, with_kwargs};
 use crate::errors::{Error, Result};
 use crate::processors::{processors_from, ProcessorSpec};
 
 /// Decodes entries (an Arrow table, record batch or stream) into a
-/// `pyarrow.Table` of messages.
+/// `pyarrow.Table` of messages; `options` are [`Kwargs::decode`]'s and
+/// `columns`.
 #[pyfunction]
-#[pyo3(signature = (entries, *, verify_checksum=true, keep_markers=false, max_uncompressed_size=DEFAULT_MAX_UNCOMPRESSED_SIZE, processors=None, utf8_errors="replace", max_output_bytes=None, columns=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (entries, *, processors=None, **options))]
 pub fn decode<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
-    verify_checksum: bool,
-    keep_markers: bool,
-    max_uncompressed_size: usize,
     processors: Option<Vec<ProcessorSpec>>,
-    utf8_errors: &str,
-    max_output_bytes: Option<usize>,
-    columns: Option<Vec<String>>,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyAny>> {
-    let opts = options::decode_options_with(
-        verify_checksum,
-        keep_markers,
-        max_uncompressed_size,
-        utf8_errors,
-        max_output_bytes,
-    )?;
+    let read = |kw: &mut Kwargs| Ok((kw.decode()?, kw.strings("columns")?));
+    let (opts, columns) = with_kwargs("decode", options, read)?;
     let processors = processors_from(processors)?;
     let reader = entries.into_reader()?;
     // Python processors take the GIL back only for the entries they decode.
@@ -71,103 +61,52 @@ fn message_input(obj: &Bound<'_, PyAny>, index: usize) -> Result<MessageInput> {
     Ok(input::message_input(&from_py(obj)?, index)?)
 }
 
-/// The keyword arguments `encode_entry` and `encode_chunked` share.
-struct EncodeArgs<'a, 'py> {
-    compression: &'a str,
-    producer_name: &'a str,
-    sequence_id: u64,
-    publish_time: Option<u64>,
-    broker_timestamp: Option<u64>,
-    broker_index: Option<u64>,
-    checksum: bool,
-    properties: Option<Bound<'py, PyAny>>,
-}
-
-impl EncodeArgs<'_, '_> {
-    fn options(self, batch: Option<bool>) -> Result<EncodeOptions> {
-        Ok(EncodeOptions {
-            batch,
-            compression: options::codec(self.compression)?,
-            producer_name: self.producer_name.to_owned(),
-            sequence_id: self.sequence_id,
-            publish_time: self.publish_time.unwrap_or_else(now_ms),
-            broker_timestamp: self.broker_timestamp,
-            broker_index: self.broker_index,
-            checksum: self.checksum,
-            properties: entry_properties(
-                &self.properties.map_or(Ok(Value::None), |p| from_py(&p))?,
-            )?,
-        })
-    }
-}
-
-/// Encodes messages into one stored entry, as Pulsar's Java producer would.
+/// Encodes messages into one stored entry, as Pulsar's Java producer would;
+/// `options` are `batch` and [`Kwargs::encode`]'s.
 #[pyfunction]
-#[pyo3(signature = (messages, *, batch=None, compression="none", producer_name="pulsar-entries", sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=true, properties=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (messages, **options))]
+#[pyo3(
+    text_signature = "(messages, *, batch=None, compression='none', producer_name='pulsar-entries', sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=True, properties=None)"
+)]
 pub fn encode_entry<'py>(
     py: Python<'py>,
     messages: Vec<Bound<'py, PyAny>>,
-    batch: Option<bool>,
-    compression: &str,
-    producer_name: &str,
-    sequence_id: u64,
-    publish_time: Option<u64>,
-    broker_timestamp: Option<u64>,
-    broker_index: Option<u64>,
-    checksum: bool,
-    properties: Option<Bound<'py, PyAny>>,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyBytes>> {
     let inputs = messages
         .iter()
         .enumerate()
         .map(|(i, m)| message_input(m, i))
         .collect::<Result<Vec<_>>>()?;
-    let opts = EncodeArgs {
-        compression,
-        producer_name,
-        sequence_id,
-        publish_time,
-        broker_timestamp,
-        broker_index,
-        checksum,
-        properties,
-    }
-    .options(batch)?;
+    let read = |kw: &mut Kwargs| {
+        kw.opt_flag("batch")
+            .map(|batch| kw.encode(batch, now_ms()))?
+    };
+    let opts = with_kwargs("encode_entry", options, read)?;
     let bytes = py.detach(|| encode::encode_entry(&inputs, &opts))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
 /// Encodes one message as the chunk entries Pulsar's Java producer stores
-/// with chunking enabled.
+/// with chunking enabled; `options` are `chunk_size` and [`Kwargs::encode`]'s.
 #[pyfunction]
-#[pyo3(signature = (message, *, chunk_size, compression="none", producer_name="pulsar-entries", sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=true, properties=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (message, **options))]
+#[pyo3(
+    text_signature = "(message, *, chunk_size, compression='none', producer_name='pulsar-entries', sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=True, properties=None)"
+)]
 pub fn encode_chunked<'py>(
     py: Python<'py>,
     message: Bound<'py, PyAny>,
-    chunk_size: usize,
-    compression: &str,
-    producer_name: &str,
-    sequence_id: u64,
-    publish_time: Option<u64>,
-    broker_timestamp: Option<u64>,
-    broker_index: Option<u64>,
-    checksum: bool,
-    properties: Option<Bound<'py, PyAny>>,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyList>> {
     let input = message_input(&message, 0)?;
-    let opts = EncodeArgs {
-        compression,
-        producer_name,
-        sequence_id,
-        publish_time,
-        broker_timestamp,
-        broker_index,
-        checksum,
-        properties,
-    }
-    .options(Some(false))?;
+    let read = |kw: &mut Kwargs| {
+        Ok((
+            kw.required("chunk_size")?,
+            kw.encode(Some(false), now_ms())?,
+        ))
+    };
+    let (chunk_size, opts) = with_kwargs("encode_chunked", options, read)?;
     let entries = py.detach(|| encode::encode_chunked(&input, &opts, chunk_size))?;
     Ok(PyList::new(
         py,

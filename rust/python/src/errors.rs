@@ -8,6 +8,7 @@
 
 use pulsar_entries_core::bookkeeper::BookKeeperError;
 use pulsar_entries_core::compaction::lookup::LookupError;
+use pulsar_entries_core::kwargs::ArgsError;
 use pulsar_entries_core::metadata_store::MetadataError;
 use pulsar_entries_core::offload::OffloadError;
 use pulsar_entries_core::schema::SchemaError;
@@ -96,13 +97,15 @@ from_core! {
     SchemaError => EntryFormat,
 }
 
-/// A failing writer is reported as a malformed object, as it always was;
-/// the other kinds are the core's.
+/// A failing writer is reported as a malformed object, as it always was; a
+/// local file that cannot be written is a storage error; the other kinds are
+/// the core's.
 impl From<OffloadError> for Error {
     fn from(e: OffloadError) -> Self {
-        let kind = match e.kind() {
-            ErrorKind::Io => ErrorKind::Data,
-            kind => kind,
+        let kind = match (&e, e.kind()) {
+            (OffloadError::File(_), kind) => kind,
+            (_, ErrorKind::Io) => ErrorKind::Data,
+            (_, kind) => kind,
         };
         Error::Raise(Class::of(kind, Class::OffloadFormat), e.to_string())
     }
@@ -114,6 +117,17 @@ impl From<InputError> for Error {
         match e {
             InputError::Type(text) => Error::Py(PyTypeError::new_err(text)),
             InputError::UnknownKey(text) => Error::Raise(Class::InputSchema, text),
+        }
+    }
+}
+
+/// Keyword arguments: a wrong type is Python's `TypeError`, the rest the core's.
+impl From<ArgsError> for Error {
+    fn from(e: ArgsError) -> Self {
+        match e {
+            ArgsError::Input(e) => e.into(),
+            ArgsError::Entry(e) => e.into(),
+            ArgsError::BookKeeper(e) => e.into(),
         }
     }
 }

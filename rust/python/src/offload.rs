@@ -4,12 +4,10 @@
 //! pyarrow `Buffer` (memory-mapped file, pyarrow.fs read) crosses without a
 //! copy; `pulsar_entries.offload` wraps any bytes-like object that way.
 
-use std::io::Write;
-
 use pulsar_entries_core::decode::binary::single_value;
 use pulsar_entries_core::offload::table::{entry_rows, single_ledger};
 use pulsar_entries_core::offload::{self as core, BlockRange};
-use pulsar_entries_core::offload::{EntryRange, LedgerMetadataSpec, ObjectName, OffloadIndex};
+use pulsar_entries_core::offload::{EntryRange, ObjectName, OffloadIndex};
 use pulsar_entries_core::value::{blocks_value, object_name_value, offload_index_value};
 use pulsar_entries_core::EntryError;
 use pyo3::prelude::*;
@@ -17,7 +15,7 @@ use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches, dict_to_py, table, to_py};
+use crate::convert::{batches, dict_to_py, table, to_py, with_kwargs};
 use crate::errors::Result;
 
 /// The bytes of a one-element binary array, borrowed (no copy).
@@ -108,25 +106,9 @@ pub fn parse_offload_name<'py>(
         .transpose()
 }
 
-/// Writes an object through `write` to `data_path`, then its index to `index_path`.
-fn write_files<T>(
-    data_path: &str,
-    index_path: &str,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<T, core::OffloadError>,
-    index: impl FnOnce(&T) -> &[u8],
-) -> Result<T> {
-    let storage = |path: &str, e: std::io::Error| EntryError::Io(format!("{path}: {e}"));
-    let file = std::fs::File::create(data_path).map_err(|e| storage(data_path, e))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    let written = write(&mut out)?;
-    out.flush().map_err(|e| storage(data_path, e))?;
-    std::fs::write(index_path, index(&written)).map_err(|e| storage(index_path, e))?;
-    Ok(written)
-}
-
+/// The ledger's metadata, `spec`, is [`Kwargs::ledger_spec`]'s.
 #[pyfunction]
-#[pyo3(signature = (entries, data_path, index_path, *, ledger_id, block_size, ctime, managed_ledger_name, ensemble=None, write_quorum=None, ack_quorum=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (entries, data_path, index_path, *, ledger_id, block_size, **spec))]
 pub fn write_offload_ledger<'py>(
     py: Python<'py>,
     entries: AnyRecordBatch,
@@ -134,23 +116,15 @@ pub fn write_offload_ledger<'py>(
     index_path: &str,
     ledger_id: Option<i64>,
     block_size: usize,
-    ctime: i64,
-    managed_ledger_name: &str,
-    ensemble: Option<Vec<String>>,
-    write_quorum: Option<i32>,
-    ack_quorum: Option<i32>,
+    spec: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyList>> {
+    let spec = with_kwargs("write_offload_ledger", spec, |kw| kw.ledger_spec())?;
     let batches = batches(entries)?;
     let rows = entry_rows(&batches, ledger_id)?;
-    let spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger_name, ctime).with_ensemble(
-        ensemble,
-        write_quorum,
-        ack_quorum,
-    );
     let ledgers = core::group_entries(rows)?;
     let l = single_ledger(&ledgers, ledger_id)?;
     let write = |out: &mut _| core::write_ledger(out, l.ledger_id, &l.entries, block_size, &spec);
-    let written = py.detach(|| write_files(data_path, index_path, write, |w| &w.index))?;
+    let written = py.detach(|| core::write_files(data_path, index_path, write, |w| &w.index))?;
     Ok(blocks_list(py, &written.blocks)?)
 }
 
@@ -171,6 +145,6 @@ pub fn write_offload_streaming<'py>(
         return Err(EntryError::Options("no entries to write".into()).into());
     }
     let write = |out: &mut _| core::write_streaming(out, &ledgers, block_size, timestamp);
-    let written = py.detach(|| write_files(data_path, index_path, write, |w| &w.index))?;
+    let written = py.detach(|| core::write_files(data_path, index_path, write, |w| &w.index))?;
     Ok(blocks_list(py, &written.blocks)?)
 }

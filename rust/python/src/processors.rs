@@ -26,7 +26,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
 use crate::convert::{dict_to_py, from_py};
-use crate::errors::{Class, Result};
+use crate::errors::Result;
 
 #[pyfunction]
 pub fn builtin_processor(name: &str) -> Result<Option<(String, Option<String>)>> {
@@ -46,18 +46,11 @@ pub fn processors_from(list: Option<Vec<ProcessorSpec>>) -> Result<Processors> {
     let Some(list) = list else {
         return Ok(Processors::default());
     };
-    if list.is_empty() {
-        let text = "processors must name at least one processor (the default is [KAFKA, PULSAR])";
-        return Err(Class::Options.err(text));
-    }
     let each = |spec| -> Result<Arc<dyn PayloadProcessor>> {
         Ok(match spec {
             ProcessorSpec::Builtin(name) => builtin(&name)?,
             ProcessorSpec::Python(name, property, obj) => {
-                let selector = match property {
-                    None => Selector::Any,
-                    Some((key, value)) => Selector::Property { key, value },
-                };
+                let selector = Selector::of_property(property);
                 Arc::new(PyProcessor {
                     name,
                     selector,
@@ -66,9 +59,9 @@ pub fn processors_from(list: Option<Vec<ProcessorSpec>>) -> Result<Processors> {
             }
         })
     };
-    Ok(Processors::new(
+    Ok(Processors::named(
         list.into_iter().map(each).collect::<Result<_>>()?,
-    ))
+    )?)
 }
 
 /// A payload processor written in Python.

@@ -40,7 +40,7 @@ pub use index::{BlockRange, IndexVersion, IndexedLedger, LedgerMeta, OffloadInde
 pub use name::{ObjectName, ObjectRole};
 pub use read::{offload_schema, read_ledger, read_object, EntryRange, ReadOptions};
 pub use write::{
-    group_entries, write_ledger, write_streaming, LedgerMetadataSpec, StreamingLedger,
+    group_entries, write_files, write_ledger, write_streaming, LedgerMetadataSpec, StreamingLedger,
     WrittenObject,
 };
 
@@ -94,6 +94,9 @@ pub enum OffloadError {
     /// The writer failed.
     #[error("cannot write offload objects: {0}")]
     Io(String),
+    /// A local file could not be created or written ([`write_files`]).
+    #[error("I/O: {0}")]
+    File(String),
 }
 
 impl OffloadError {
@@ -105,7 +108,7 @@ impl OffloadError {
             | OffloadError::BadMagic { .. }
             | OffloadError::Invalid { .. } => ErrorKind::Data,
             OffloadError::Write(_) => ErrorKind::Options,
-            OffloadError::Io(_) => ErrorKind::Io,
+            OffloadError::Io(_) | OffloadError::File(_) => ErrorKind::Io,
         }
     }
 }

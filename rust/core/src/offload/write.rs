@@ -14,7 +14,8 @@
 //! first entry out of the block size; blocks here hold entries until
 //! `min_block_size` bytes of entries are in and are sized to fit them.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 
 use super::block::{push_padding, BlockHeader, BlockKind, BLOCK_HEADER_SIZE, ENTRY_HEADER_SIZE};
 use super::index::{BlockRange, IndexEntry, IndexVersion, IndexedLedger, LedgerMeta, OffloadIndex};
@@ -387,6 +388,24 @@ pub fn group_entries<'a>(rows: Vec<(i64, i64, &'a [u8])>) -> Result<Vec<Streamin
     Ok(out)
 }
 
+/// Writes an object to the local file `data_path` through `write`, then its
+/// index (`index` of what `write` returns) to `index_path`. A file that
+/// cannot be created or written is [`OffloadError::File`], naming its path.
+pub fn write_files<T>(
+    data_path: &str,
+    index_path: &str,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+    index: impl FnOnce(&T) -> &[u8],
+) -> Result<T> {
+    let file_error = |path: &str, e: std::io::Error| OffloadError::File(format!("{path}: {e}"));
+    let file = File::create(data_path).map_err(|e| file_error(data_path, e))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let written = write(&mut out)?;
+    out.flush().map_err(|e| file_error(data_path, e))?;
+    std::fs::write(index_path, index(&written)).map_err(|e| file_error(index_path, e))?;
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -520,5 +539,26 @@ mod tests {
         // 4 entries = 1200 bytes >= 1000: block of 128 + 4*312 = 1376; then 1 entry -> 1000 (min).
         assert_eq!(layout, [(9, 5, 8, 1376), (9, 9, 9, 1000), (10, 0, 1, 1000)]);
         assert_eq!(out.len() as u64, w.data_length);
+    }
+
+    #[test]
+    fn write_files_names_the_file_it_cannot_write() {
+        let dir = std::env::temp_dir().join(format!("pe-write-files-{}", std::process::id()));
+        let (data, index) = (dir.join("data"), dir.join("index"));
+        let (data, index) = (data.to_str().unwrap(), index.to_str().unwrap());
+        let write = |out: &mut BufWriter<File>| out.write_all(b"abc").map(|_| b"ix".to_vec());
+        let io = |r: std::io::Result<Vec<u8>>| r.map_err(|e| OffloadError::Io(e.to_string()));
+        let err = write_files(data, index, |o| io(write(o)), Vec::as_slice).unwrap_err();
+        assert!(
+            matches!(&err, OffloadError::File(t) if t.starts_with(data)),
+            "{err}"
+        );
+        assert_eq!(err.kind(), crate::error::ErrorKind::Io);
+        std::fs::create_dir_all(&dir).unwrap();
+        let written = write_files(data, index, |o| io(write(o)), Vec::as_slice).unwrap();
+        assert_eq!(written, b"ix");
+        assert_eq!(std::fs::read(data).unwrap(), b"abc");
+        assert_eq!(std::fs::read(index).unwrap(), b"ix");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -20,6 +20,14 @@ pub enum Selector {
 }
 
 impl Selector {
+    /// The selector of an `entry_property`: `(key, value)`, or `None` for every entry.
+    pub fn of_property(property: Option<(String, Option<String>)>) -> Selector {
+        match property {
+            None => Selector::Any,
+            Some((key, value)) => Selector::Property { key, value },
+        }
+    }
+
     pub fn matches(&self, md: &MessageMetadataView<'_>) -> bool {
         match self {
             Selector::Any => true,

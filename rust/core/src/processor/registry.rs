@@ -53,6 +53,18 @@ impl Processors {
         Processors(list)
     }
 
+    /// The list a caller names (`decode(processors=...)`): at least one, else
+    /// an options error.
+    pub fn named(list: Vec<Arc<dyn PayloadProcessor>>) -> Result<Self> {
+        if list.is_empty() {
+            return Err(EntryError::Options(
+                "processors must name at least one processor (the default is [KAFKA, PULSAR])"
+                    .into(),
+            ));
+        }
+        Ok(Processors(list))
+    }
+
     pub fn select(&self, md: &MessageMetadataView<'_>) -> Option<&dyn PayloadProcessor> {
         self.0
             .iter()
@@ -69,6 +81,23 @@ impl Processors {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+
+    #[test]
+    fn a_named_list_has_at_least_one_processor() {
+        let Err(err) = Processors::named(vec![]) else {
+            panic!("an empty list was taken");
+        };
+        assert_eq!(err.kind(), ErrorKind::Options);
+        assert!(err.to_string().contains("at least one processor"), "{err}");
+        let one = Processors::named(vec![builtin(PulsarProcessor::NAME).unwrap()]).unwrap();
+        assert_eq!(one.names(), [PulsarProcessor::NAME]);
+        let property = Some(("entry.format".to_string(), Some("kafka".to_string())));
+        assert!(matches!(
+            Selector::of_property(property),
+            Selector::Property { .. }
+        ));
+        assert!(matches!(Selector::of_property(None), Selector::Any));
+    }
 
     #[test]
     fn builtins_are_found_by_name_and_an_unknown_name_is_an_options_error() {

@@ -50,7 +50,7 @@ impl Value<'_> {
     }
 
     /// An integer (a bool counts, as in Python) that fits `T`.
-    fn int<T: TryFrom<i64> + TryFrom<u64>>(&self) -> Option<T> {
+    pub(crate) fn int<T: TryFrom<i64> + TryFrom<u64>>(&self) -> Option<T> {
         match *self {
             Value::Int(i) => T::try_from(i).ok(),
             Value::UInt(u) => T::try_from(u).ok(),
@@ -60,7 +60,7 @@ impl Value<'_> {
     }
 
     /// Milliseconds: an int, or a point in time.
-    fn millis(&self) -> Option<i64> {
+    pub(crate) fn millis(&self) -> Option<i64> {
         match self {
             Value::Time(ms) => Some(*ms),
             v => v.int(),
@@ -76,7 +76,7 @@ impl Value<'_> {
         }
     }
 
-    fn text(&self) -> Option<String> {
+    pub(crate) fn text(&self) -> Option<String> {
         match self {
             Value::Str(s) => Some(s.to_string()),
             _ => None,
@@ -84,7 +84,7 @@ impl Value<'_> {
     }
 
     /// The items of a list or a tuple.
-    fn items(&self) -> Option<&[Value<'_>]> {
+    pub(crate) fn items(&self) -> Option<&[Value<'_>]> {
         match self {
             Value::List(vs) | Value::Tuple(vs) => Some(vs),
             _ => None,

@@ -1,0 +1,92 @@
+"""The seek by time of a topic read: two binary searches over a partition's
+planned segments, each probe reading one entry's metadata, that narrow the
+entries a read plans (``spark.read.format("pulsar")`` with a time filter).
+Split from :mod:`pulsar_entries._cluster.scan`, whose segments it searches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow.compute as pc
+
+import pulsar_entries._native as _native
+
+from .layout import Ledger
+from .read import _read_ledger
+from .scan import ReadCounter, Segment
+
+
+def _probe_time(led: Ledger, entry: int, partition: int, reader: Any, column: str, fs: Any, prefix: str) -> int | None:
+    table = _read_ledger(led, partition, reader, entry, entry, fs, prefix)
+    good = table.filter(pc.is_valid(table["data"]))
+    if good.num_rows == 0:
+        return None
+    md = _native.entry_metadata(good["data"].combine_chunks())
+    value = md[column][0].as_py()
+    if value is None:
+        return None
+    return int(value.timestamp() * 1000) if hasattr(value, "timestamp") else int(value)
+
+
+def seek_by_time(
+    segments: Sequence[Segment],
+    partition: int,
+    reader: Any,
+    *,
+    column: str = "publish_time",
+    lower: tuple[int, bool] | None = None,
+    upper: tuple[int, bool] | None = None,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    counter: ReadCounter | None = None,
+) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
+    """Positions bounding the entries whose ``column`` (``publish_time`` or
+    ``broker_timestamp``, ms) is in ``lower`` / ``upper`` (``(ms, inclusive)``): two
+    binary searches reading O(log n) entries, which assume the entries' times grow
+    with their position (as Pulsar's seek by time does). An unreadable probe counts
+    as inside the range, so the bounds only widen. Returns ``(first, last)``
+    positions, a bound None when it does not cut, or None when no entry can match."""
+    segs = [s for s in segments if s.last is not None and not s.compacted]
+    sizes = [s.last - s.first + 1 for s in segs if s.last is not None]
+    total = sum(sizes)
+    if total == 0:
+        return (None, None)
+
+    def at(i: int) -> tuple[Segment, int]:
+        for s, n in zip(segs, sizes):
+            if i < n:
+                return s, s.first + i
+            i -= n
+        raise IndexError(i)
+
+    def time(i: int) -> int | None:
+        s, e = at(i)
+        if counter is not None:
+            counter.probes += 1
+        return _probe_time(s.ledger, e, partition, reader, column, offload_filesystem, offload_prefix)
+
+    def first_where(pred: Any) -> int:
+        lo, hi = 0, total
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pred(time(mid)):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    first, last = 0, total - 1
+    if lower is not None:
+        t, inclusive = lower
+        # The first entry at or after the lower bound (unknown times are inside).
+        first = first_where(lambda v: v is None or (v >= t if inclusive else v > t))
+    if upper is not None:
+        t, inclusive = upper
+        # The last entry at or before the upper bound: one before the first past it.
+        last = first_where(lambda v: v is not None and (v > t if inclusive else v >= t)) - 1
+    if first > last:
+        return None
+    s0, e0 = at(first)
+    s1, e1 = at(last)
+    return ((s0.ledger.ledger_id, e0), (s1.ledger.ledger_id, e1))

@@ -77,6 +77,17 @@ def test_options_error():
         _native.NativeStrategy("coin_flip")
 
 
+def test_an_int_option_out_of_range_is_an_options_error_naming_the_value():
+    with pytest.raises(pe.OptionsError, match=r"argument 'sequence_id' must be a non-negative int, not -1") as info:
+        pe.encode_entry([{"value": b"x"}], sequence_id=-1)
+    check(info.value, pe.OptionsError, ValueError)
+    with pytest.raises(pe.OptionsError, match=r"argument 'max_uncompressed_size' .* not -5"):
+        pe.decode(pe.entries_table([GOOD]), max_uncompressed_size=-5)
+    # A value of another type stays Python's TypeError.
+    with pytest.raises(TypeError, match=r"argument 'sequence_id' must be a non-negative int, not str"):
+        pe.encode_entry([{"value": b"x"}], sequence_id="7")
+
+
 def unsorted_candidates() -> pa.Table:
     entries = pe.entries_table([pe.encode_entry([{"key": k, "value": b"v"}], publish_time=1) for k in ("a", "b")])
     rows = _native.compaction_candidates(entries).to_pylist()

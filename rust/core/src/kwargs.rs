@@ -63,11 +63,22 @@ impl<'v> Kwargs<'v> {
         Some(self.given.remove(at).1)
     }
 
+    /// A value of the wrong type: Python's wording, and a binding's `TypeError`.
+    /// An int where an int is expected is out of the option's range instead
+    /// (named by its value: `must be a non-negative int, not -1`).
     fn bad(&self, name: &str, expected: &str, v: &Value<'_>) -> InputError {
-        let (f, got) = (self.function, v.type_name());
-        InputError::Type(format!(
-            "{f}() argument '{name}' must be {expected}, not {got}"
-        ))
+        let f = self.function;
+        let text = |got: &dyn std::fmt::Display| {
+            format!("{f}() argument '{name}' must be {expected}, not {got}")
+        };
+        let int = ["an int", "a non-negative int"]
+            .iter()
+            .any(|k| expected.starts_with(k));
+        match v {
+            Value::Int(i) if int => InputError::Range(text(i)),
+            Value::UInt(u) if int => InputError::Range(text(u)),
+            v => InputError::Type(text(&v.type_name())),
+        }
     }
 
     /// `name`'s value through `f` (`None` when absent), or the wrong-type error.
@@ -415,17 +426,11 @@ mod tests {
             text,
             "decode() argument 'verify_checksum' must be a bool, not int"
         );
-        let v = dict(vec![("sequence_id", (-1i64).into())]);
+        let v = dict(vec![("sequence_id", "7".into())]);
         let text = type_error(Kwargs::new("encode_entry", &v).unwrap().encode(None, 0));
         assert_eq!(
             text,
-            "encode_entry() argument 'sequence_id' must be a non-negative int, not int"
-        );
-        let v = dict(vec![("producer_epoch", 70_000i64.into())]);
-        let text = type_error(Kwargs::new("k", &v).unwrap().kafka_batch(0));
-        assert_eq!(
-            text,
-            "k() argument 'producer_epoch' must be an int in range, not int"
+            "encode_entry() argument 'sequence_id' must be a non-negative int, not str"
         );
         let v = dict(vec![(
             "aborted_transactions",
@@ -438,6 +443,39 @@ mod tests {
         assert!(
             text.to_string().contains("a list of (int, int) pairs"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn ints_out_of_range_are_range_errors_naming_the_value() {
+        let range_error = |r: Result<_>| match r {
+            Err(ArgsError::Input(e @ InputError::Range(_))) => {
+                assert_eq!(e.kind(), crate::error::ErrorKind::Options);
+                e.to_string()
+            }
+            other => panic!("expected a range error, got {other:?}"),
+        };
+        let v = dict(vec![("sequence_id", (-1i64).into())]);
+        assert_eq!(
+            range_error(
+                Kwargs::new("encode_entry", &v)
+                    .unwrap()
+                    .encode(None, 0)
+                    .map(drop)
+            ),
+            "encode_entry() argument 'sequence_id' must be a non-negative int, not -1"
+        );
+        let v = dict(vec![("producer_epoch", 70_000i64.into())]);
+        assert_eq!(
+            range_error(Kwargs::new("k", &v).unwrap().kafka_batch(0).map(drop)),
+            "k() argument 'producer_epoch' must be an int in range, not 70000"
+        );
+        let v = dict(vec![("max_uncompressed_size", (-5i64).into())]);
+        assert!(range_error(Kwargs::new("d", &v).unwrap().decode().map(drop)).ends_with("not -5"));
+        let v = dict(vec![("producer_epoch", Value::UInt(u64::MAX))]);
+        assert!(
+            range_error(Kwargs::new("k", &v).unwrap().kafka_batch(0).map(drop))
+                .ends_with("not 18446744073709551615")
         );
     }
 

@@ -117,6 +117,7 @@ impl From<InputError> for Error {
         match e {
             InputError::Type(text) => Error::Py(PyTypeError::new_err(text)),
             InputError::UnknownKey(text) => Error::Raise(Class::InputSchema, text),
+            InputError::Range(text) => Error::Raise(Class::Options, text),
         }
     }
 }

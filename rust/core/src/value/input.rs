@@ -22,11 +22,17 @@ pub enum InputError {
     Type(String),
     #[error("{0}")]
     UnknownKey(String),
+    /// An int outside the range its option takes (a negative count, say).
+    #[error("{0}")]
+    Range(String),
 }
 
 impl InputError {
     pub fn kind(&self) -> crate::error::ErrorKind {
-        crate::error::ErrorKind::InputSchema
+        match self {
+            InputError::Range(_) => crate::error::ErrorKind::Options,
+            _ => crate::error::ErrorKind::InputSchema,
+        }
     }
 }
 

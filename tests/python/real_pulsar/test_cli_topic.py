@@ -4,10 +4,7 @@ subprocesses: the same results as the Python API on the same topic."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,30 +13,11 @@ import pytest
 
 import pulsar_entries as pe
 from pulsar_entries import _cluster
-from pulsar_entries._standalone import S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY
 
 from .conftest import BUCKET, NS
+from support.cli import run_cli
 
 pytestmark = pytest.mark.real_pulsar
-
-
-def cli(rp: Any, *args: str, engine: str = "local", ok: bool = True) -> subprocess.CompletedProcess[str]:
-    env = dict(
-        os.environ,
-        AWS_ACCESS_KEY_ID=S3_ACCESS_KEY,
-        AWS_SECRET_ACCESS_KEY=S3_SECRET_KEY,
-        AWS_DEFAULT_REGION=S3_REGION,
-    )
-    extra = ["--master", "local[1]"] if engine == "spark" else []
-    run = subprocess.run(
-        [sys.executable, "-m", "pulsar_entries", "--quiet", "--engine", engine, *extra, *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    assert (run.returncode == 0) == ok, run.stderr[-3000:]
-    return run
 
 
 def zk(rp: Any) -> list[str]:
@@ -74,14 +52,14 @@ def entries(rp: Any, topic: str, **kw: Any) -> Any:
 def test_decode_a_topic_from_the_store_and_from_the_admin_api(real_pulsar_zk: Any, tmp_path: Path) -> None:
     rp = real_pulsar_zk
     expected = pe.decode(entries(rp, "java-mixed"))
-    cli(rp, "decode", NS + "java-mixed", str(tmp_path / "zk.parquet"), *zk(rp))
-    cli(rp, "decode", NS + "java-mixed", str(tmp_path / "rest.parquet"), *rest(rp))
+    run_cli("decode", NS + "java-mixed", str(tmp_path / "zk.parquet"), *zk(rp))
+    run_cli("decode", NS + "java-mixed", str(tmp_path / "rest.parquet"), *rest(rp))
     for name in ("zk.parquet", "rest.parquet"):
         got = pq.read_table(tmp_path / name)
         assert got.num_rows == expected.num_rows == 200
         assert got.to_pylist() == expected.to_pylist()
     compacted = pe.decode(entries(rp, "java-mixed", read_compacted=True))
-    cli(rp, "decode", NS + "java-mixed", str(tmp_path / "view.parquet"), "--read-compacted", *rest(rp))
+    run_cli("decode", NS + "java-mixed", str(tmp_path / "view.parquet"), "--read-compacted", *rest(rp))
     assert pq.read_table(tmp_path / "view.parquet").to_pylist() == compacted.to_pylist()
 
 
@@ -89,7 +67,7 @@ def test_decode_a_topic_from_the_store_and_from_the_admin_api(real_pulsar_zk: An
 def test_decode_a_partitioned_topic_on_spark(real_pulsar_zk: Any, tmp_path: Path) -> None:
     """The Spark engine reads the topic on the driver, then decodes on Spark."""
     rp = real_pulsar_zk
-    run = cli(rp, "decode", NS + "java-partitioned", str(tmp_path / "out"), *zk(rp), engine="spark")
+    run = run_cli("decode", NS + "java-partitioned", str(tmp_path / "out"), *zk(rp), engine="spark")
     expected = pe.decode(entries(rp, "java-partitioned"))
     got = pq.read_table(tmp_path / "out")
     assert "(0 error rows)" in run.stdout and got.num_rows == expected.num_rows > 0
@@ -101,14 +79,14 @@ def test_decode_a_partitioned_topic_on_spark(real_pulsar_zk: Any, tmp_path: Path
 
 def test_compact_seek_last_id_and_inspect_a_topic(real_pulsar_zk: Any, tmp_path: Path) -> None:
     rp = real_pulsar_zk
-    cli(rp, "compact", NS + "java-txn", str(tmp_path / "c"), *zk(rp))
+    run_cli("compact", NS + "java-txn", str(tmp_path / "c"), *zk(rp))
     got = pq.read_table(tmp_path / "c" / "compacted" / "part-0.parquet")
     assert got.to_pylist() == pe.compact(entries(rp, "java-txn")).to_pylist()
     assert got.num_rows == rp.truth["java-txn"]["internal_stats"]["compactedLedger"]["entries"]
 
     for topic in ("java-mixed", "java-tombstoned"):
         (java,) = rp.truth[topic]["compacted_last_message_ids"]
-        out = cli(rp, "last-id", NS + topic, *rest(rp)).stdout
+        out = run_cli("last-id", NS + topic, *rest(rp)).stdout
         if java["ledger_id"] < 0:
             assert out.startswith("(-1, -1, 0, 0) (EARLIEST"), out
         else:
@@ -117,10 +95,10 @@ def test_compact_seek_last_id_and_inspect_a_topic(real_pulsar_zk: Any, tmp_path:
 
     seeks = rp.truth["java-partitioned-partition-1"]["seeks"]
     t = next(s for s in seeks if s["first"] is not None)
-    out = cli(rp, "seek", NS + "java-partitioned", "--time", str(t["timestamp"]), *zk(rp)).stdout.splitlines()
+    out = run_cli("seek", NS + "java-partitioned", "--time", str(t["timestamp"]), *zk(rp)).stdout.splitlines()
     assert len(out) == 3 and out[1].startswith(f"partition 1: {t['first']['ledger_id']}:{t['first']['entry_id']} ")
 
-    report = cli(rp, "inspect", NS + "java-txn", *zk(rp)).stdout
+    report = run_cli("inspect", NS + "java-txn", *zk(rp)).stdout
     expected_entries = len(entries(rp, "java-txn"))
     assert re.search(rf"^entries\s+{expected_entries}$", report, re.M), report
     assert re.search(r"^entries with error\s+0$", report, re.M), report
@@ -128,14 +106,14 @@ def test_compact_seek_last_id_and_inspect_a_topic(real_pulsar_zk: Any, tmp_path:
 
 def test_cli_topic_errors(real_pulsar_zk: Any, tmp_path: Path) -> None:
     rp = real_pulsar_zk
-    run = cli(rp, "decode", NS + "java-mixed", str(tmp_path / "x.parquet"), ok=False)
+    run = run_cli("decode", NS + "java-mixed", str(tmp_path / "x.parquet"), ok=False)
     assert run.stderr.strip() == (
         f"pulsar-entries: error: IN {NS}java-mixed is a topic: give --metadata-url "
         "(zk:host:2181, rocksdb:/path or http://broker:8080)"
     )
-    run = cli(rp, "decode", str(tmp_path), str(tmp_path / "x.parquet"), *zk(rp), ok=False)
+    run = run_cli("decode", str(tmp_path), str(tmp_path / "x.parquet"), *zk(rp), ok=False)
     assert "--metadata-url reads a topic from a cluster" in run.stderr and len(run.stderr.strip().splitlines()) == 1
-    run = cli(rp, "decode", NS + "no-such-topic", str(tmp_path / "x.parquet"), *rest(rp), ok=False)
+    run = run_cli("decode", NS + "no-such-topic", str(tmp_path / "x.parquet"), *rest(rp), ok=False)
     assert run.stderr.strip().startswith(f"pulsar-entries: error: unknown topic {NS}no-such-topic: the broker at ")
-    run = cli(rp, "last-id", NS + "java-partitioned", *zk(rp), ok=False)
+    run = run_cli("last-id", NS + "java-partitioned", *zk(rp), ok=False)
     assert "has 3 partitions: name one" in run.stderr

@@ -10,8 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import struct
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import pulsar_entries as pe
 from pulsar_entries import schemas
 
 from .conftest import NS, SCHEMA_TOPICS
+from support.cli import run_cli
 
 pytestmark = pytest.mark.real_pulsar
 
@@ -198,27 +197,7 @@ def test_typed_read_through_the_admin_rest_api_and_a_passed_schema(real_pulsar_z
 def test_cli_decode_typed_writes_what_read_topic_gives(real_pulsar_zk: Any, tmp_path: Path) -> None:
     rp = real_pulsar_zk
     out = tmp_path / "orders.parquet"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pulsar_entries",
-            "--quiet",
-            "--engine",
-            "local",
-            "decode",
-            "--topic",
-            NS + "schema-avro",
-            "--metadata-url",
-            zk_url(rp),
-            str(out),
-            "--typed",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
+    run = run_cli("decode", "--topic", NS + "schema-avro", "--metadata-url", zk_url(rp), str(out), "--typed")
     assert "(1 error rows)" in run.stdout
     written = pq.read_table(out)
     expected = pe.read_topic(NS + "schema-avro", metadata_url=zk_url(rp), typed=True)
@@ -230,54 +209,23 @@ def test_cli_decode_typed_writes_what_read_topic_gives(real_pulsar_zk: Any, tmp_
     assert written["qty"].to_pylist()[:12] == [7] * 12
     # IN as a positional topic is the same command
     again = tmp_path / "again.parquet"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pulsar_entries",
-            "--quiet",
-            "--engine",
-            "local",
-            "decode",
-            NS + "schema-avro",
-            str(again),
-            "--metadata-url",
-            zk_url(rp),
-            "--typed",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
+    run = run_cli("decode", NS + "schema-avro", str(again), "--metadata-url", zk_url(rp), "--typed")
     assert pq.read_table(again).equals(written)
 
 
 def test_cli_decode_typed_writes_protobuf_native_columns(real_pulsar_zk: Any, tmp_path: Path) -> None:
     rp = real_pulsar_zk
     out = tmp_path / "proto.parquet"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pulsar_entries",
-            "--quiet",
-            "--engine",
-            "local",
-            "decode",
-            "--topic",
-            NS + "schema-protobuf-native",
-            "--metadata-url",
-            zk_url(rp),
-            str(out),
-            "--typed",
-            "--no-value",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    run = run_cli(
+        "decode",
+        "--topic",
+        NS + "schema-protobuf-native",
+        "--metadata-url",
+        zk_url(rp),
+        str(out),
+        "--typed",
+        "--no-value",
     )
-    assert run.returncode == 0, run.stderr[-3000:]
     assert "(1 error rows)" in run.stdout
     written = pq.read_table(out)
     expected = pe.read_topic(NS + "schema-protobuf-native", metadata_url=zk_url(rp), typed=True, value_column=False)

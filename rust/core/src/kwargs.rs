@@ -18,7 +18,7 @@ use crate::offload::LedgerMetadataSpec;
 use crate::options;
 use crate::processor::api::DecodeOptions;
 use crate::processor::kafka::encode::KafkaBatchOptions;
-use crate::value::input::{entry_properties, InputError};
+use crate::value::input::{entry_properties, opt, InputError};
 use crate::value::{Dict, Value};
 
 /// Why keyword arguments were refused: the value ([`InputError`]), or the
@@ -63,22 +63,15 @@ impl<'v> Kwargs<'v> {
         Some(self.given.remove(at).1)
     }
 
-    /// A value of the wrong type: Python's wording, and a binding's `TypeError`.
-    /// An int where an int is expected is out of the option's range instead
-    /// (named by its value: `must be a non-negative int, not -1`).
-    fn bad(&self, name: &str, expected: &str, v: &Value<'_>) -> InputError {
+    /// `function() argument 'name' must be <expected>, not <got>`: Python's wording.
+    fn refused(&self, name: &str, expected: &str, got: &dyn std::fmt::Display) -> String {
         let f = self.function;
-        let text = |got: &dyn std::fmt::Display| {
-            format!("{f}() argument '{name}' must be {expected}, not {got}")
-        };
-        let int = ["an int", "a non-negative int"]
-            .iter()
-            .any(|k| expected.starts_with(k));
-        match v {
-            Value::Int(i) if int => InputError::Range(text(i)),
-            Value::UInt(u) if int => InputError::Range(text(u)),
-            v => InputError::Type(text(&v.type_name())),
-        }
+        format!("{f}() argument '{name}' must be {expected}, not {got}")
+    }
+
+    /// A value of the wrong type (a binding's `TypeError`).
+    fn bad(&self, name: &str, expected: &str, v: &Value<'_>) -> InputError {
+        InputError::Type(self.refused(name, expected, &v.type_name()))
     }
 
     /// `name`'s value through `f` (`None` when absent), or the wrong-type error.
@@ -94,6 +87,25 @@ impl<'v> Kwargs<'v> {
         }
     }
 
+    /// [`get`](Self::get) for an `f` that takes ints: an int it refuses is out
+    /// of the option's range, named by its value (`must be a non-negative int,
+    /// not -1`); anything else it refuses is of the wrong type.
+    fn get_int<T>(
+        &mut self,
+        name: &str,
+        expected: &str,
+        f: impl FnOnce(&Value<'v>) -> Option<T>,
+    ) -> Result<Option<T>, InputError> {
+        let Some(v) = self.take(name) else {
+            return Ok(None);
+        };
+        f(v).map(Some).ok_or_else(|| match v {
+            Value::Int(i) => InputError::Range(self.refused(name, expected, i)),
+            Value::UInt(u) => InputError::Range(self.refused(name, expected, u)),
+            v => self.bad(name, expected, v),
+        })
+    }
+
     /// A bool (Python's `True`/`False` only), else `default`.
     pub fn flag(&mut self, name: &str, default: bool) -> Result<bool, InputError> {
         let f = |v: &Value<'_>| matches!(v, Value::Bool(_)).then(|| v == &Value::Bool(true));
@@ -103,7 +115,7 @@ impl<'v> Kwargs<'v> {
     /// A bool or `None` (also when absent).
     pub fn opt_flag(&mut self, name: &str) -> Result<Option<bool>, InputError> {
         let bool = |v: &Value<'_>| matches!(v, Value::Bool(_)).then(|| v == &Value::Bool(true));
-        let f = |v: &Value<'_>| optional(v, bool);
+        let f = |v: &Value<'_>| opt(v, bool);
         Ok(self.get(name, "a bool or None", f)?.flatten())
     }
 
@@ -114,7 +126,7 @@ impl<'v> Kwargs<'v> {
         default: T,
     ) -> Result<T, InputError> {
         Ok(self
-            .get(name, int_in::<T>(), Value::int)?
+            .get_int(name, int_in::<T>(), Value::int)?
             .unwrap_or(default))
     }
 
@@ -125,8 +137,8 @@ impl<'v> Kwargs<'v> {
         default: Option<T>,
     ) -> Result<Option<T>, InputError> {
         let expected = format!("{} or None", int_in::<T>());
-        let f = |v: &Value<'_>| optional(v, Value::int);
-        Ok(self.get(name, &expected, f)?.unwrap_or(default))
+        let f = |v: &Value<'_>| opt(v, Value::int);
+        Ok(self.get_int(name, &expected, f)?.unwrap_or(default))
     }
 
     /// An integer that must be given (a keyword-only argument without default).
@@ -134,7 +146,7 @@ impl<'v> Kwargs<'v> {
         &mut self,
         name: &str,
     ) -> Result<T, InputError> {
-        let got = self.get(name, int_in::<T>(), Value::int)?;
+        let got = self.get_int(name, int_in::<T>(), Value::int)?;
         got.ok_or_else(|| self.missing(name))
     }
 
@@ -165,15 +177,15 @@ impl<'v> Kwargs<'v> {
 
     /// Milliseconds (an int, or a point in time), `None` when absent or `None`.
     pub fn millis(&mut self, name: &str) -> Result<Option<i64>, InputError> {
-        let f = |v: &Value<'_>| optional(v, Value::millis);
+        let f = |v: &Value<'_>| opt(v, Value::millis);
         let expected = "an int (milliseconds), a datetime or None";
-        Ok(self.get(name, expected, f)?.flatten())
+        Ok(self.get_int(name, expected, f)?.flatten())
     }
 
     /// A list of str, `None` when absent or `None`.
     pub fn strings(&mut self, name: &str) -> Result<Option<Vec<String>>, InputError> {
         let each = |v: &Value<'_>| v.items()?.iter().map(Value::text).collect();
-        let f = |v: &Value<'_>| optional(v, each);
+        let f = |v: &Value<'_>| opt(v, each);
         Ok(self.get(name, "a list of str or None", f)?.flatten())
     }
 
@@ -184,7 +196,7 @@ impl<'v> Kwargs<'v> {
             _ => None,
         };
         let each = |v: &Value<'_>| v.items()?.iter().map(pair).collect::<Option<Vec<_>>>();
-        let f = |v: &Value<'_>| optional(v, each);
+        let f = |v: &Value<'_>| opt(v, each);
         let expected = "a list of (int, int) pairs or None";
         let pairs = self.get(name, expected, f)?.flatten().unwrap_or_default();
         Ok(pairs.into_iter().collect())
@@ -324,17 +336,6 @@ fn int_in<T: TryFrom<i64>>() -> &'static str {
         (false, _) => "a non-negative int",
         (true, false) => "an int in range",
         (true, true) => "an int",
-    }
-}
-
-/// `None` as `Some(None)`, anything else through `f`.
-fn optional<'v, 'a, T>(
-    v: &'v Value<'a>,
-    f: impl FnOnce(&'v Value<'a>) -> Option<T>,
-) -> Option<Option<T>> {
-    match v {
-        Value::None => Some(None),
-        v => f(v).map(Some),
     }
 }
 

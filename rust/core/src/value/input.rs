@@ -106,8 +106,9 @@ impl Value<'_> {
     }
 }
 
-/// `None` as `None`, anything else through `f`.
-fn opt<'v, 'a, T>(
+/// `None` as `Some(None)` (given as None), anything else through `f` (`None`:
+/// not of the type `f` takes).
+pub(crate) fn opt<'v, 'a, T>(
     v: &'v Value<'a>,
     f: impl FnOnce(&'v Value<'a>) -> Option<T>,
 ) -> Option<Option<T>> {

@@ -24,6 +24,7 @@
 //!    entries): the operations and storage readers, independent of each other.
 
 pub mod bookkeeper;
+pub mod calls;
 pub mod chunks;
 pub mod compaction;
 pub mod decode;

@@ -10,6 +10,9 @@ pub mod input;
 
 use std::borrow::Cow;
 
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
 use crate::format::compression::Codec;
 use crate::format::frame::EntryView;
 use crate::format::metadata::MessageMetadataView;
@@ -34,6 +37,9 @@ pub enum Value<'a> {
     Time(i64),
     /// Inputs only: any other object, by its type's name.
     Other(Cow<'a, str>),
+    /// An Arrow table (a table, record batch or stream crosses as one): its
+    /// schema and batches.
+    Table(SchemaRef, Vec<RecordBatch>),
 }
 
 /// Ordered `(key, value)` fields.
@@ -57,6 +63,37 @@ impl<'a> Dict<'a> {
 
     pub fn get(&self, key: &str) -> Option<&Value<'a>> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+impl Dict<'_> {
+    /// The same fields, owning their keys, strings and bytes.
+    pub fn into_owned(self) -> Dict<'static> {
+        let field =
+            |(k, v): (Cow<'_, str>, Value<'_>)| (Cow::Owned(k.into_owned()), v.into_owned());
+        Dict(self.0.into_iter().map(field).collect())
+    }
+}
+
+impl Value<'_> {
+    /// The same tree, owning its strings and bytes (a binding returns it
+    /// after the input it borrowed from is gone).
+    pub fn into_owned(self) -> Value<'static> {
+        let all = |vs: Vec<Value<'_>>| vs.into_iter().map(Value::into_owned).collect();
+        match self {
+            Value::None => Value::None,
+            Value::Bool(b) => Value::Bool(b),
+            Value::Int(i) => Value::Int(i),
+            Value::UInt(u) => Value::UInt(u),
+            Value::Str(s) => Value::Str(Cow::Owned(s.into_owned())),
+            Value::Bytes(b) => Value::Bytes(Cow::Owned(b.into_owned())),
+            Value::List(vs) => Value::List(all(vs)),
+            Value::Tuple(vs) => Value::Tuple(all(vs)),
+            Value::Dict(d) => Value::Dict(d.into_owned()),
+            Value::Time(ms) => Value::Time(ms),
+            Value::Other(s) => Value::Other(Cow::Owned(s.into_owned())),
+            Value::Table(schema, batches) => Value::Table(schema, batches),
+        }
     }
 }
 
@@ -86,6 +123,12 @@ impl<'a> From<&'a str> for Value<'a> {
 impl From<String> for Value<'_> {
     fn from(v: String) -> Self {
         Value::Str(Cow::Owned(v))
+    }
+}
+
+impl From<Vec<u8>> for Value<'_> {
+    fn from(v: Vec<u8>) -> Self {
+        Value::Bytes(Cow::Owned(v))
     }
 }
 
@@ -382,6 +425,32 @@ pub fn offload_index_value<'a>(idx: &'a OffloadIndex, ledger_id: Option<i64>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn into_owned_keeps_the_tree() {
+        let text = String::from("k");
+        let data = vec![1u8, 2];
+        let mut d = Dict::default();
+        d.set(text.as_str(), data.as_slice());
+        d.set(
+            "l",
+            Value::List(vec![Value::Tuple(vec![Value::Int(-1), Value::UInt(2)])]),
+        );
+        d.set("o", Value::Other("T".into()));
+        d.set("t", Value::Time(5));
+        d.set("n", Value::None);
+        d.set("b", true);
+        let borrowed = Value::Dict(d);
+        let owned: Value<'static> = borrowed.clone().into_owned();
+        assert_eq!(owned, borrowed);
+        drop((text, data));
+        let Value::Dict(d) = &owned else {
+            panic!("not a dict")
+        };
+        assert!(matches!(d.get("k"), Some(Value::Bytes(Cow::Owned(b))) if b == &[1, 2]));
+        assert!(matches!(&d.0[0].0, Cow::Owned(k) if k == "k"));
+        assert_eq!(d.0.len(), 6);
+    }
     use crate::format::encode::{encode_entry, EncodeOptions, Key, MessageInput};
     use crate::format::frame::EntryView;
 

@@ -35,6 +35,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["options", "pass", "value"],
     &["kwargs"],
+    &["calls"],
 ];
 
 /// The layer that must not mention Arrow.

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 
 use pulsar_entries_core::chunks::{self, ReassemblyOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 
-use crate::convert::{batches_and_schema, table, with_kwargs};
+use crate::convert::{batches_and_schema, with_kwargs, Table};
 use crate::errors::Result;
 use crate::pass::batch_pass;
 
@@ -20,44 +20,29 @@ fn limits(
     with_kwargs(function, options, |kw| kw.reassembly())
 }
 
-/// Rebuilds chunked messages from decoded rows (topic order).
-#[pyfunction]
-#[pyo3(signature = (messages, **options))]
-#[pyo3(
-    text_signature = "(messages, *, max_pending=100, expire_after_ms=60000, max_message_size=...)"
-)]
-pub fn reassemble_chunks<'py>(
-    py: Python<'py>,
-    messages: AnyRecordBatch,
-    options: Option<&Bound<'py, PyDict>>,
-) -> Result<Bound<'py, PyAny>> {
-    let opts = limits("reassemble_chunks", options)?;
-    let (input, batches) = batches_and_schema(messages)?;
-    let (out, schema) = py.detach(|| chunks::reassemble_table(input, &batches, opts))?;
-    table(py, out, schema)
-}
-
 /// The partition pass of a distributed reassembly (see `pulsar_entries.chunks`).
 #[pyfunction]
 #[pyo3(signature = (messages, *, seeds=None, **options))]
 #[pyo3(
     text_signature = "(messages, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
 )]
-pub fn reassemble_partition<'py>(
-    py: Python<'py>,
+pub fn reassemble_partition(
+    py: Python<'_>,
     messages: AnyRecordBatch,
     seeds: Option<HashMap<i32, i64>>,
-    options: Option<&Bound<'py, PyDict>>,
-) -> Result<Bound<'py, PyTuple>> {
+    options: Option<&Bound<'_, PyDict>>,
+) -> Result<(Table, Table)> {
     let opts = limits("reassemble_partition", options)?;
     let (_, batches) = batches_and_schema(messages)?;
     let seeds = seeds.unwrap_or_default();
     // The core refuses an input without batches: the first one's schema is the input's.
     let result = py.detach(|| chunks::reassemble_partition(&batches, opts, &seeds))?;
     let input = batches[0].schema();
-    let done = table(py, result.done, chunks::output_schema(&input))?;
-    let leftovers = table(py, vec![result.leftovers], chunks::leftover_schema(&input))?;
-    Ok(PyTuple::new(py, [done, leftovers])?)
+    let done = Table(result.done, chunks::output_schema(&input));
+    Ok((
+        done,
+        Table(vec![result.leftovers], chunks::leftover_schema(&input)),
+    ))
 }
 
 batch_pass! {
@@ -78,20 +63,19 @@ batch_pass! {
 #[pyo3(
     text_signature = "(leftovers, *, final_watermarks=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
 )]
-pub fn finish_leftovers<'py>(
-    py: Python<'py>,
+pub fn finish_leftovers(
+    py: Python<'_>,
     leftovers: AnyRecordBatch,
     final_watermarks: Option<HashMap<i32, i64>>,
-    options: Option<&Bound<'py, PyDict>>,
-) -> Result<Bound<'py, PyAny>> {
+    options: Option<&Bound<'_, PyDict>>,
+) -> Result<Table> {
     let opts = limits("finish_leftovers", options)?;
     let (schema, batches) = batches_and_schema(leftovers)?;
-    let output = chunks::finished_schema(&schema);
     let finals = final_watermarks.unwrap_or_default();
     let out = if batches.iter().all(|b| b.num_rows() == 0) {
         vec![]
     } else {
         py.detach(|| chunks::finish_leftovers(&batches, opts, &finals))?
     };
-    table(py, out, output)
+    Ok(Table(out, chunks::finished_schema(&schema)))
 }

@@ -1,7 +1,5 @@
 //! Conversions every binding shares: Arrow input and output, times, pairs.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use pulsar_entries_core::kwargs::{ArgsError, Kwargs};
@@ -26,19 +24,35 @@ pub fn batches_and_schema(input: AnyRecordBatch) -> Result<(SchemaRef, Vec<Recor
     Ok((schema, reader.collect::<Result<Vec<_>, _>>()?))
 }
 
-/// Batches as a `pyarrow.Table`.
-pub fn table(
-    py: Python<'_>,
-    batches: Vec<RecordBatch>,
-    schema: SchemaRef,
-) -> Result<Bound<'_, PyAny>> {
-    Ok(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
+/// Batches to return as a `pyarrow.Table`.
+pub struct Table(pub Vec<RecordBatch>, pub SchemaRef);
+
+impl<'py> IntoPyObject<'py> for Table {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PyTable::try_new(self.0, self.1)?.into_pyarrow(py)
+    }
 }
 
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+/// A core value tree to return as Python objects ([`to_py`]).
+pub struct Obj(Value<'static>);
+
+/// `v` as an [`Obj`], owning what it borrowed.
+pub fn obj<'a>(v: impl Into<Value<'a>>) -> Obj {
+    Obj(v.into().into_owned())
+}
+
+impl<'py> IntoPyObject<'py> for Obj {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.0)
+    }
 }
 
 /// A core value tree as Python objects (dicts, lists, tuples, scalars, bytes).
@@ -57,9 +71,18 @@ pub fn to_py<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Bound<'py, PyAny>>
         Value::Bytes(b) => PyBytes::new(py, b).into_any(),
         Value::List(vs) => PyList::new(py, items(vs)?)?.into_any(),
         Value::Tuple(vs) => PyTuple::new(py, items(vs)?)?.into_any(),
-        Value::Dict(d) => dict_to_py(py, d)?.into_any(),
+        Value::Dict(d) => {
+            let out = PyDict::new(py);
+            for (k, v) in &d.0 {
+                out.set_item(k.as_ref(), to_py(py, v)?)?;
+            }
+            out.into_any()
+        }
         Value::Time(ms) => ms.into_pyobject(py)?.into_any(),
         Value::Other(name) => PyString::new(py, name).into_any(),
+        Value::Table(schema, batches) => {
+            Table(batches.clone(), schema.clone()).into_pyobject(py)?
+        }
     })
 }
 
@@ -67,10 +90,12 @@ pub fn to_py<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Bound<'py, PyAny>>
 /// bool, int, str, bytes-likes, dicts with str keys, lists, tuples, times
 /// (anything with `.timestamp()`), other iterables as lists; anything else
 /// by its type's name.
-pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
+/// A `bytes` object is borrowed, not copied; what it holds is owned.
+pub fn from_py<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Value<'a>> {
     let owned = |b: Vec<u8>| Value::Bytes(b.into());
+    let item = |v: &Bound<'_, PyAny>| from_py(v).map(Value::into_owned);
     let list = |it: Bound<'_, pyo3::types::PyIterator>| {
-        it.map(|v| from_py(&v?)).collect::<PyResult<Vec<_>>>()
+        it.map(|v| item(&v?)).collect::<PyResult<Vec<_>>>()
     };
     Ok(if obj.is_none() {
         Value::None
@@ -83,7 +108,7 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
     } else if let Ok(s) = obj.cast::<PyString>() {
         Value::Str(s.to_cow()?.into_owned().into())
     } else if let Ok(b) = obj.cast::<PyBytes>() {
-        owned(b.as_bytes().to_vec())
+        Value::Bytes(b.as_bytes().into())
     } else if let Ok(b) = obj.cast::<PyByteArray>() {
         owned(b.to_vec())
     } else if let Ok(d) = obj.cast::<PyDict>() {
@@ -92,13 +117,17 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
             let k = k
                 .cast::<PyString>()
                 .map_err(|_| PyTypeError::new_err("dict keys must be str"))?;
-            out.set(k.to_cow()?.into_owned(), from_py(&v)?);
+            out.set(k.to_cow()?.into_owned(), item(&v)?);
         }
         Value::Dict(out)
     } else if let Ok(l) = obj.cast::<PyList>() {
         Value::List(list(l.as_any().try_iter()?)?)
     } else if let Ok(t) = obj.cast::<PyTuple>() {
         Value::Tuple(list(t.as_any().try_iter()?)?)
+    } else if obj.hasattr("__arrow_c_stream__")? {
+        // A table, record batch or stream (pyarrow, polars, ...), not copied.
+        let (schema, batches) = batches_and_schema(obj.extract()?).map_err(PyErr::from)?;
+        Value::Table(schema, batches)
     } else if obj.hasattr("tobytes")? {
         owned(obj.call_method0("tobytes")?.extract()?)
     } else if obj.hasattr("timestamp")? {
@@ -111,35 +140,19 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
     })
 }
 
+/// A binding's `**options` (as `Option<KwDict>`): the keyword arguments the
+/// core reads ([`Kwargs`]).
+pub type KwDict<'a, 'py> = &'a Bound<'py, PyDict>;
+
 /// What `read` takes of a binding's `**options`, the keyword arguments of
 /// `function` (see [`Kwargs`]); a keyword it leaves is refused.
 pub fn with_kwargs<T>(
     function: &'static str,
-    options: Option<&Bound<'_, PyDict>>,
+    options: Option<KwDict>,
     read: impl for<'v> FnOnce(&mut Kwargs<'v>) -> Result<T, ArgsError>,
 ) -> Result<T> {
     let v = options.map_or(Ok(Value::None), |d| from_py(d.as_any()))?;
     let mut kw = Kwargs::new(function, &v)?;
     let out = read(&mut kw)?;
     Ok(kw.done(out)?)
-}
-
-pub fn dict_to_py<'py>(py: Python<'py>, d: &Dict<'_>) -> PyResult<Bound<'py, PyDict>> {
-    let out = PyDict::new(py);
-    for (k, v) in &d.0 {
-        out.set_item(k.as_ref(), to_py(py, v)?)?;
-    }
-    Ok(out)
-}
-
-/// A dict from `(name, value)` items.
-pub fn dict<'py, V: IntoPyObject<'py>>(
-    py: Python<'py>,
-    items: impl IntoIterator<Item = (&'static str, V)>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in items {
-        d.set_item(k, v)?;
-    }
-    Ok(d)
 }

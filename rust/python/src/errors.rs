@@ -7,6 +7,7 @@
 //! the class for each core error and exports them from `_native` too.
 
 use pulsar_entries_core::bookkeeper::BookKeeperError;
+use pulsar_entries_core::calls::CallError;
 use pulsar_entries_core::compaction::lookup::LookupError;
 use pulsar_entries_core::kwargs::ArgsError;
 use pulsar_entries_core::metadata_store::MetadataError;
@@ -17,53 +18,28 @@ use pulsar_entries_core::value::input::InputError;
 use pulsar_entries_core::{EntryError, ErrorKind};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
-/// Declares [`Class`] and the names of its classes, in one table.
-macro_rules! classes {
-    ($($class:ident => $name:literal),* $(,)?) => {
-        /// The classes of `pulsar_entries._errors`.
-        #[derive(Clone, Copy, PartialEq, Eq)]
-        pub enum Class { $($class),* }
-        const NAMES: &[&str] = &[$($name),*];
-    };
-}
+/// The classes of `pulsar_entries._errors`, each exported from `_native` too.
+const CLASSES: &[&str] = &[
+    "PulsarEntriesError",
+    "InputSchemaError",
+    "OptionsError",
+    "OrderError",
+    "DataError",
+    "EntryFormatError",
+    "OffloadFormatError",
+    "StorageError",
+];
 
-classes! {
-    Base => "PulsarEntriesError",
-    InputSchema => "InputSchemaError",
-    Options => "OptionsError",
-    Order => "OrderError",
-    Data => "DataError",
-    EntryFormat => "EntryFormatError",
-    OffloadFormat => "OffloadFormatError",
-    Storage => "StorageError",
-}
-
-impl Class {
-    /// The class, imported on first use.
-    pub fn get(self, py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
-        static TYPES: [PyOnceLock<Py<PyType>>; NAMES.len()] =
-            [const { PyOnceLock::new() }; NAMES.len()];
-        let name = NAMES[self as usize];
-        let class = TYPES[self as usize].import(py, "pulsar_entries._errors", name)?;
-        Ok(class.clone())
-    }
-
-    pub fn err(self, message: impl Into<String>) -> Error {
-        Error::Raise(self, message.into())
-    }
-
-    /// The class for a core error kind; `data` is the layer's own data class.
-    fn of(kind: ErrorKind, data: Class) -> Class {
-        match kind {
-            ErrorKind::InputSchema => Class::InputSchema,
-            ErrorKind::Options => Class::Options,
-            ErrorKind::Order => Class::Order,
-            ErrorKind::Data => data,
-            ErrorKind::Io => Class::Storage,
-        }
+/// The class for a core error kind; `data` is the layer's own data class.
+fn class_of(kind: ErrorKind, data: &'static str) -> &'static str {
+    match kind {
+        ErrorKind::InputSchema => "InputSchemaError",
+        ErrorKind::Options => "OptionsError",
+        ErrorKind::Order => "OrderError",
+        ErrorKind::Data => data,
+        ErrorKind::Io => "StorageError",
     }
 }
 
@@ -71,7 +47,8 @@ impl Class {
 /// a Python exception (from a callback, or an argument of the wrong type)
 /// that propagates as it is.
 pub enum Error {
-    Raise(Class, String),
+    /// The name of a class of [`CLASSES`], and the text.
+    Raise(&'static str, String),
     Py(PyErr),
 }
 
@@ -79,22 +56,22 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Each core error type by its `kind()`, data errors as the given class.
 macro_rules! from_core {
-    ($($error:ty => $data:ident),* $(,)?) => {$(
+    ($($error:ty => $data:literal),* $(,)?) => {$(
         impl From<$error> for Error {
             fn from(e: $error) -> Self {
-                Error::Raise(Class::of(e.kind(), Class::$data), e.to_string())
+                Error::Raise(class_of(e.kind(), $data), e.to_string())
             }
         }
     )*};
 }
 
 from_core! {
-    EntryError => EntryFormat,
-    LookupError => EntryFormat,
-    StampError => EntryFormat,
-    MetadataError => Data,
-    BookKeeperError => Data,
-    SchemaError => EntryFormat,
+    EntryError => "EntryFormatError",
+    LookupError => "EntryFormatError",
+    StampError => "EntryFormatError",
+    MetadataError => "DataError",
+    BookKeeperError => "DataError",
+    SchemaError => "EntryFormatError",
 }
 
 /// A failing writer is reported as a malformed object, as it always was; a
@@ -107,7 +84,7 @@ impl From<OffloadError> for Error {
             (_, ErrorKind::Io) => ErrorKind::Data,
             (_, kind) => kind,
         };
-        Error::Raise(Class::of(kind, Class::OffloadFormat), e.to_string())
+        Error::Raise(class_of(kind, "OffloadFormatError"), e.to_string())
     }
 }
 
@@ -116,8 +93,8 @@ impl From<InputError> for Error {
     fn from(e: InputError) -> Self {
         match e {
             InputError::Type(text) => Error::Py(PyTypeError::new_err(text)),
-            InputError::UnknownKey(text) => Error::Raise(Class::InputSchema, text),
-            InputError::Range(text) => Error::Raise(Class::Options, text),
+            InputError::UnknownKey(text) => Error::Raise("InputSchemaError", text),
+            InputError::Range(text) => Error::Raise("OptionsError", text),
         }
     }
 }
@@ -133,20 +110,35 @@ impl From<ArgsError> for Error {
     }
 }
 
+/// Each layer's error, as that layer's.
+impl From<CallError> for Error {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Args(e) => e.into(),
+            CallError::Entry(e) => e.into(),
+            CallError::Metadata(e) => e.into(),
+            CallError::BookKeeper(e) => e.into(),
+            CallError::Schema(e) => e.into(),
+            CallError::Lookup(e) => e.into(),
+            CallError::Stamp(e) => e.into(),
+        }
+    }
+}
+
 /// Every error of a type as one class.
 macro_rules! from_fixed {
-    ($($error:ty => $class:ident),* $(,)?) => {$(
+    ($($error:ty => $class:literal),* $(,)?) => {$(
         impl From<$error> for Error {
             fn from(e: $error) -> Self {
-                Error::Raise(Class::$class, e.to_string())
+                Error::Raise($class, e.to_string())
             }
         }
     )*};
 }
 
 from_fixed! {
-    arrow_schema::ArrowError => InputSchema,
-    std::io::Error => Storage,
+    arrow_schema::ArrowError => "InputSchemaError",
+    std::io::Error => "StorageError",
 }
 
 impl From<PyErr> for Error {
@@ -165,9 +157,14 @@ impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         match e {
             Error::Py(e) => e,
-            Error::Raise(class, text) => Python::attach(|py| match class.get(py) {
-                Ok(ty) => PyErr::from_type(ty, text),
-                Err(e) => e,
+            Error::Raise(class, text) => Python::attach(|py| {
+                let class = py
+                    .import("pulsar_entries._errors")
+                    .and_then(|m| m.getattr(class));
+                match class.and_then(|c| Ok(c.cast_into::<PyType>()?)) {
+                    Ok(ty) => PyErr::from_type(ty, text),
+                    Err(e) => e,
+                }
             }),
         }
     }
@@ -176,7 +173,7 @@ impl From<Error> for PyErr {
 /// Adds every class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let errors = m.py().import("pulsar_entries._errors")?;
-    NAMES
+    CLASSES
         .iter()
         .try_for_each(|name| m.add(name, errors.getattr(name)?))
 }

@@ -6,16 +6,14 @@
 
 use pulsar_entries_core::decode::binary::single_value;
 use pulsar_entries_core::offload::table::{entry_rows, single_ledger};
-use pulsar_entries_core::offload::{self as core, BlockRange};
-use pulsar_entries_core::offload::{EntryRange, ObjectName, OffloadIndex};
-use pulsar_entries_core::value::{blocks_value, object_name_value, offload_index_value};
+use pulsar_entries_core::offload::{self as core, EntryRange, OffloadIndex};
+use pulsar_entries_core::value::{blocks_value, offload_index_value};
 use pulsar_entries_core::EntryError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{batches, dict_to_py, table, to_py, with_kwargs};
+use crate::convert::{batches, obj, with_kwargs, KwDict, Obj, Table};
 use crate::errors::Result;
 
 /// The bytes of a one-element binary array, borrowed (no copy).
@@ -36,7 +34,7 @@ pub fn read_offload_object(
     data: PyArray,
     index: Option<PyArray>,
     ledger_id: Option<i64>,
-) -> Result<Bound<'_, PyAny>> {
+) -> Result<Table> {
     let data = object(&data, "data")?;
     let index = index.as_ref().map(|i| object(i, "index")).transpose()?;
     let opts = core::ReadOptions {
@@ -44,7 +42,7 @@ pub fn read_offload_object(
         ranges: None,
     };
     let batches = py.detach(|| core::read_ledger(data, index, &opts));
-    table(py, batches, core::offload_schema())
+    Ok(Table(batches, core::offload_schema()))
 }
 
 #[pyfunction]
@@ -56,7 +54,7 @@ pub fn read_offload_blocks(
     index: Option<PyArray>,
     ledger_id: Option<i64>,
     ranges: Option<Vec<(i64, i64, i64)>>,
-) -> Result<Bound<'_, PyAny>> {
+) -> Result<Table> {
     let data = object(&data, "data")?;
     let index = index_of(index)?;
     let range = |(ledger_id, first_entry_id, last_entry_id)| EntryRange {
@@ -67,57 +65,35 @@ pub fn read_offload_blocks(
     let ranges = ranges.map(|rs| rs.into_iter().map(range).collect());
     let opts = core::ReadOptions { ledger_id, ranges };
     let batches = py.detach(|| core::read_object(data, base_offset, index.as_ref(), &opts));
-    table(py, batches, core::offload_schema())
-}
-
-fn blocks_list<'py>(py: Python<'py>, blocks: &[BlockRange]) -> PyResult<Bound<'py, PyList>> {
-    Ok(to_py(py, &blocks_value(blocks))?.cast_into::<PyList>()?)
+    Ok(Table(batches, core::offload_schema()))
 }
 
 #[pyfunction]
 #[pyo3(signature = (index, *, ledger_id=None))]
-pub fn parse_offload_index(
-    py: Python<'_>,
-    index: PyArray,
-    ledger_id: Option<i64>,
-) -> Result<Bound<'_, PyDict>> {
+pub fn parse_offload_index(index: PyArray, ledger_id: Option<i64>) -> Result<Obj> {
     let idx = OffloadIndex::parse(object(&index, "index")?)?;
-    Ok(dict_to_py(py, &offload_index_value(&idx, ledger_id))?)
+    Ok(obj(offload_index_value(&idx, ledger_id)))
 }
 
 #[pyfunction]
 #[pyo3(signature = (index, *, ledger_id=None))]
-pub fn offload_blocks(
-    py: Python<'_>,
-    index: PyArray,
-    ledger_id: Option<i64>,
-) -> Result<Bound<'_, PyList>> {
+pub fn offload_blocks(index: PyArray, ledger_id: Option<i64>) -> Result<Obj> {
     let idx = OffloadIndex::parse(object(&index, "index")?)?;
-    Ok(blocks_list(py, &idx.blocks(ledger_id))?)
-}
-
-#[pyfunction]
-pub fn parse_offload_name<'py>(
-    py: Python<'py>,
-    name: &str,
-) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let name = ObjectName::parse(name);
-    name.map(|n| dict_to_py(py, &object_name_value(&n)))
-        .transpose()
+    Ok(obj(blocks_value(&idx.blocks(ledger_id))))
 }
 
 /// The ledger's metadata, `spec`, is [`Kwargs::ledger_spec`]'s.
 #[pyfunction]
 #[pyo3(signature = (entries, data_path, index_path, *, ledger_id, block_size, **spec))]
-pub fn write_offload_ledger<'py>(
-    py: Python<'py>,
+pub fn write_offload_ledger(
+    py: Python<'_>,
     entries: AnyRecordBatch,
     data_path: &str,
     index_path: &str,
     ledger_id: Option<i64>,
     block_size: usize,
-    spec: Option<&Bound<'py, PyDict>>,
-) -> Result<Bound<'py, PyList>> {
+    spec: Option<KwDict>,
+) -> Result<Obj> {
     let spec = with_kwargs("write_offload_ledger", spec, |kw| kw.ledger_spec())?;
     let batches = batches(entries)?;
     let rows = entry_rows(&batches, ledger_id)?;
@@ -125,20 +101,20 @@ pub fn write_offload_ledger<'py>(
     let l = single_ledger(&ledgers, ledger_id)?;
     let write = |out: &mut _| core::write_ledger(out, l.ledger_id, &l.entries, block_size, &spec);
     let written = py.detach(|| core::write_files(data_path, index_path, write, |w| &w.index))?;
-    Ok(blocks_list(py, &written.blocks)?)
+    Ok(obj(blocks_value(&written.blocks)))
 }
 
 #[pyfunction]
 #[pyo3(signature = (entries, data_path, index_path, *, block_size, timestamp, ledger_id=None))]
-pub fn write_offload_streaming<'py>(
-    py: Python<'py>,
+pub fn write_offload_streaming(
+    py: Python<'_>,
     entries: AnyRecordBatch,
     data_path: &str,
     index_path: &str,
     block_size: usize,
     timestamp: i64,
     ledger_id: Option<i64>,
-) -> Result<Bound<'py, PyList>> {
+) -> Result<Obj> {
     let batches = batches(entries)?;
     let ledgers = core::group_entries(entry_rows(&batches, ledger_id)?)?;
     if ledgers.is_empty() {
@@ -146,5 +122,5 @@ pub fn write_offload_streaming<'py>(
     }
     let write = |out: &mut _| core::write_streaming(out, &ledgers, block_size, timestamp);
     let written = py.detach(|| core::write_files(data_path, index_path, write, |w| &w.index))?;
-    Ok(blocks_list(py, &written.blocks)?)
+    Ok(obj(blocks_value(&written.blocks)))
 }

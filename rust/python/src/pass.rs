@@ -8,10 +8,10 @@ use arrow_array::RecordBatch;
 use pulsar_entries_core::chunks::{PartitionReassembler, PartitionResult};
 use pulsar_entries_core::pass::BatchPass;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::IntoPyObjectExt;
 use pyo3_arrow::input::AnyRecordBatch;
 
-use crate::convert::{batches, table};
+use crate::convert::{batches, Table};
 use crate::errors::{Error, Result};
 
 /// The Python exception that stopped a pass inside a callback (a strategy
@@ -36,54 +36,47 @@ impl Failure {
     }
 }
 
-/// A pass output as Python objects.
+/// A pass output as what Python gets.
 pub trait ToPython<P> {
-    fn to_python<'py>(self, py: Python<'py>, pass: &P) -> Result<Bound<'py, PyAny>>;
+    type Out: for<'py> IntoPyObject<'py, Error = PyErr>;
+    fn to_python(self, pass: &P) -> Self::Out;
 }
 
 impl<P: BatchPass> ToPython<P> for Vec<RecordBatch> {
-    fn to_python<'py>(self, py: Python<'py>, pass: &P) -> Result<Bound<'py, PyAny>> {
-        table(py, self, pass.schema())
+    type Out = Table;
+    fn to_python(self, pass: &P) -> Table {
+        Table(self, pass.schema())
     }
 }
 
 /// `(done, leftovers)` tables.
 impl ToPython<PartitionReassembler> for PartitionResult {
-    fn to_python<'py>(
-        self,
-        py: Python<'py>,
-        pass: &PartitionReassembler,
-    ) -> Result<Bound<'py, PyAny>> {
-        let done = table(py, self.done, pass.schema())?;
-        let leftovers = table(py, vec![self.leftovers], pass.leftover_schema())?;
-        Ok(PyTuple::new(py, [done, leftovers])?.into_any())
+    type Out = (Table, Table);
+    fn to_python(self, pass: &PartitionReassembler) -> (Table, Table) {
+        let leftovers = Table(vec![self.leftovers], pass.leftover_schema());
+        (Table(self.done, pass.schema()), leftovers)
     }
 }
 
-pub fn push<'py, P>(
+/// `push` (every batch of `input`) or, without an input, `finish`, with the
+/// GIL released; a kept callback exception is re-raised as it is.
+pub fn run<'py, P>(
     py: Python<'py>,
     pass: &mut P,
-    input: AnyRecordBatch,
+    input: Option<AnyRecordBatch>,
     f: &Failure,
 ) -> Result<Bound<'py, PyAny>>
 where
     P: BatchPass + Send,
     P::Output: ToPython<P> + Send,
 {
-    let input = batches(input)?;
-    let out = py
-        .detach(|| pass.push_all(&input))
-        .map_err(|e| f.raise(e))?;
-    out.to_python(py, pass)
-}
-
-pub fn finish<'py, P>(py: Python<'py>, pass: &mut P, f: &Failure) -> Result<Bound<'py, PyAny>>
-where
-    P: BatchPass + Send,
-    P::Output: ToPython<P> + Send,
-{
-    let out = py.detach(|| pass.finish_pass()).map_err(|e| f.raise(e))?;
-    out.to_python(py, pass)
+    let input = input.map(batches).transpose()?;
+    let step = |pass: &mut P| match &input {
+        Some(input) => pass.push_all(input),
+        None => pass.finish_pass(),
+    };
+    let out = py.detach(|| step(pass)).map_err(|e| f.raise(e))?;
+    Ok(out.to_python(pass).into_bound_py_any(py)?)
 }
 
 /// A pyclass over a core [`BatchPass`]: `$class(input name of push)` holding
@@ -122,11 +115,11 @@ macro_rules! batch_pass {
                 py: Python<'py>,
                 $push_arg: pyo3_arrow::input::AnyRecordBatch,
             ) -> $crate::errors::Result<Bound<'py, PyAny>> {
-                $crate::pass::push(py, &mut self.inner, $push_arg, &self.failure)
+                $crate::pass::run(py, &mut self.inner, Some($push_arg), &self.failure)
             }
 
             fn finish<'py>(&mut self, py: Python<'py>) -> $crate::errors::Result<Bound<'py, PyAny>> {
-                $crate::pass::finish(py, &mut self.inner, &self.failure)
+                $crate::pass::run(py, &mut self.inner, None, &self.failure)
             }
         }
     };

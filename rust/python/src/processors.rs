@@ -1,7 +1,7 @@
 //! Payload processors from Python: the list `pulsar_entries.processors`
 //! checks and passes, the context a Python processor receives, and the
 //! bridge that runs a Python `process(payload, context)` inside the Rust
-//! decode loop.
+//! decode loop. (The context's helpers are core functions: [`crate::calls`].)
 //!
 //! `decode` runs with the GIL released; the bridge takes it back only for an
 //! entry a Python processor was selected for, converts the returned message
@@ -11,27 +11,19 @@
 
 use std::sync::Arc;
 
-use pulsar_entries_core::format::metadata::MessageMetadataView;
-use pulsar_entries_core::processor::input::{messages, record_at, OwnedMessage};
+use pulsar_entries_core::processor::input::{messages, OwnedMessage};
 use pulsar_entries_core::processor::{
-    self as core, builtin, builtin_property, EntryContext, Message, PayloadProcessor, Processors,
-    Selector, Sink,
+    builtin, EntryContext, PayloadProcessor, Processors, Selector, Sink,
 };
 use pulsar_entries_core::value::input::owned_message;
-use pulsar_entries_core::value::{message_value, metadata_value};
 use pulsar_entries_core::EntryError;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyType};
+use pyo3::types::{PyBytes, PyType};
 
-use crate::convert::{dict_to_py, from_py};
+use crate::convert::from_py;
 use crate::errors::Result;
-
-#[pyfunction]
-pub fn builtin_processor(name: &str) -> Result<Option<(String, Option<String>)>> {
-    Ok(builtin_property(name)?)
-}
 
 /// A processor as `pulsar_entries.processors` passes it: a built-in's name,
 /// or a Python processor's `(name, entry_property, object)`.
@@ -71,17 +63,15 @@ struct PyProcessor {
     obj: Py<PyAny>,
 }
 
+/// `Kind: text` (`Kind` alone without a text), as the row's error.
 fn python_error(py: Python<'_>, e: PyErr) -> String {
     let kind = e
         .get_type(py)
         .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "Exception".into());
-    let text = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-    if text.is_empty() {
-        kind
-    } else {
-        format!("{kind}: {text}")
+        .map_or("Exception".into(), |n| n.to_string());
+    match e.value(py).str().map(|s| s.to_string()) {
+        Ok(text) if !text.is_empty() => format!("{kind}: {text}"),
+        _ => kind,
     }
 }
 
@@ -141,50 +131,4 @@ fn entry_context<'py>(py: Python<'py>, ctx: &EntryContext<'_>) -> PyResult<Bound
     let metadata = PyBytes::new(py, ctx.entry.metadata.raw);
     let (ids, base) = ((id.ledger_id, id.entry_id, id.partition), ctx.base_offset());
     class.call1((ids.0, ids.1, ids.2, broker.0, broker.1, base, metadata))
-}
-
-fn message_dict<'py>(py: Python<'py>, m: &Message<'_>) -> PyResult<Bound<'py, PyDict>> {
-    dict_to_py(py, &message_value(m))
-}
-
-#[pyfunction]
-pub fn parse_metadata<'py>(py: Python<'py>, metadata: &[u8]) -> Result<Bound<'py, PyDict>> {
-    let md = MessageMetadataView::parse(metadata, 0)?;
-    Ok(dict_to_py(py, &metadata_value(&md))?)
-}
-
-#[pyfunction]
-pub fn single_message<'py>(
-    py: Python<'py>,
-    metadata: &[u8],
-    payload: &[u8],
-) -> Result<Bound<'py, PyDict>> {
-    let md = MessageMetadataView::parse(metadata, 0)?;
-    Ok(message_dict(py, &core::single_message(&md, payload))?)
-}
-
-#[pyfunction]
-pub fn pulsar_messages<'py>(
-    py: Python<'py>,
-    metadata: &[u8],
-    payload: &[u8],
-) -> Result<Bound<'py, PyList>> {
-    let md = MessageMetadataView::parse(metadata, 0)?;
-    let messages = core::pulsar_messages(&md, payload)?;
-    let dicts = messages.iter().map(|m| message_dict(py, m));
-    Ok(PyList::new(py, dicts.collect::<PyResult<Vec<_>>>()?)?)
-}
-
-#[pyfunction]
-pub fn message_at<'py>(
-    py: Python<'py>,
-    metadata: &[u8],
-    index: i32,
-    record: &[u8],
-) -> Result<Bound<'py, PyDict>> {
-    let md = MessageMetadataView::parse(metadata, 0)?;
-    Ok(message_dict(
-        py,
-        &core::batch_message(&md, &record_at(index, record)?),
-    )?)
 }

@@ -52,6 +52,7 @@ impl Value<'_> {
             Value::Dict(_) => "dict",
             Value::Time(_) => "datetime",
             Value::Other(name) => name,
+            Value::Table(..) => "pyarrow.Table",
         }
     }
 

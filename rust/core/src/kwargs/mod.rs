@@ -1,24 +1,23 @@
 //! Keyword arguments as a binding hands them over: one [`Value`] dict (a
-//! Python `**options`, say), read by name with the defaults of the function's
-//! signature, each option group built and checked in one place for every
-//! function that takes it.
+//! Python `**options`, say), and the positional arguments named after the
+//! function's parameters ([`Kwargs::bind`]), read by name with the defaults of
+//! the function's signature; each option group is built and checked in one
+//! place for every function that takes it (`groups`).
 //!
 //! A value of the wrong type, an unknown keyword and a missing required one
 //! are [`InputError::Type`] (a binding raises its `TypeError`, with Python's
 //! wording for the last two); a value out of range is the option check's
 //! [`EntryError::Options`](crate::error::EntryError::Options).
 
-use crate::bookkeeper::{BookKeeperError, ClientOptions};
-use crate::chunks::ReassemblyOptions;
-use crate::compaction::CompactOptions;
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+mod groups;
+
+use crate::bookkeeper::BookKeeperError;
 use crate::error::EntryError;
 use crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
-use crate::format::encode::EncodeOptions;
-use crate::offload::LedgerMetadataSpec;
-use crate::options;
-use crate::processor::api::DecodeOptions;
-use crate::processor::kafka::encode::KafkaBatchOptions;
-use crate::value::input::{entry_properties, opt, InputError};
+use crate::value::input::{opt, InputError};
 use crate::value::{Dict, Value};
 
 /// Why keyword arguments were refused: the value ([`InputError`]), or the
@@ -39,6 +38,8 @@ type Result<T, E = ArgsError> = std::result::Result<T, E>;
 /// [`Kwargs::done`] refuses any left over.
 pub struct Kwargs<'v> {
     function: &'static str,
+    /// The positional parameters ([`Kwargs::bind`]).
+    params: &'v [&'v str],
     given: Vec<(&'v str, &'v Value<'v>)>,
 }
 
@@ -54,7 +55,41 @@ impl<'v> Kwargs<'v> {
                 return Err(InputError::Type(text));
             }
         };
-        Ok(Kwargs { function, given })
+        Ok(Kwargs {
+            function,
+            params: &[],
+            given,
+        })
+    }
+
+    /// A call's arguments: `args` named after `params` (its positional
+    /// parameters, in order), then `keywords` (a dict, or `None`).
+    pub fn bind(
+        function: &'static str,
+        params: &'v [&'v str],
+        args: &'v [Value<'v>],
+        keywords: &'v Value<'v>,
+    ) -> Result<Self, InputError> {
+        if args.len() > params.len() {
+            let (n, got) = (params.len(), args.len());
+            let text = format!("{function}() takes {n} positional arguments but {got} were given");
+            return Err(InputError::Type(text));
+        }
+        let mut kw = Kwargs::new(function, keywords)?;
+        kw.params = params;
+        for (name, v) in params.iter().zip(args) {
+            if kw.given.iter().any(|(k, _)| k == name) {
+                let text = format!("{function}() got multiple values for argument '{name}'");
+                return Err(InputError::Type(text));
+            }
+            kw.given.push((name, v));
+        }
+        Ok(kw)
+    }
+
+    /// The function the arguments are for.
+    pub fn function(&self) -> &'static str {
+        self.function
     }
 
     /// The value of `name`, if given.
@@ -150,11 +185,55 @@ impl<'v> Kwargs<'v> {
         got.ok_or_else(|| self.missing(name))
     }
 
+    /// Python's wording for a missing argument, positional or keyword-only.
     fn missing(&self, name: &str) -> InputError {
-        let f = self.function;
+        let (f, positional) = (self.function, self.params.contains(&name));
+        let kind = if positional { "positional" } else { "keyword" };
         InputError::Type(format!(
-            "{f}() missing 1 required keyword argument: '{name}'"
+            "{f}() missing 1 required {kind} argument: '{name}'"
         ))
+    }
+
+    /// Any value that must be given.
+    pub fn required_value(&mut self, name: &str) -> Result<&'v Value<'v>, InputError> {
+        self.take(name).ok_or_else(|| self.missing(name))
+    }
+
+    /// Bytes that must be given.
+    pub fn required_bytes(&mut self, name: &str) -> Result<&'v [u8], InputError> {
+        match self.take(name) {
+            None => Err(self.missing(name)),
+            Some(Value::Bytes(b)) => Ok(b),
+            Some(v) => Err(self.bad(name, "bytes", v)),
+        }
+    }
+
+    /// Bytes, or `None` (also when absent).
+    pub fn opt_bytes(&mut self, name: &str) -> Result<Option<&'v [u8]>, InputError> {
+        match self.take(name) {
+            None | Some(Value::None) => Ok(None),
+            Some(Value::Bytes(b)) => Ok(Some(b)),
+            Some(v) => Err(self.bad(name, "bytes or None", v)),
+        }
+    }
+
+    /// An Arrow table that must be given: its schema and batches.
+    pub fn required_table(
+        &mut self,
+        name: &str,
+    ) -> Result<(&'v SchemaRef, &'v [RecordBatch]), InputError> {
+        match self.take(name) {
+            None => Err(self.missing(name)),
+            Some(Value::Table(schema, batches)) => Ok((schema, batches)),
+            Some(v) => Err(self.bad(name, "an Arrow table, record batch or stream", v)),
+        }
+    }
+
+    /// A bool that must be given.
+    pub fn required_flag(&mut self, name: &str) -> Result<bool, InputError> {
+        let f = |v: &Value<'_>| matches!(v, Value::Bool(_)).then(|| v == &Value::Bool(true));
+        self.get(name, "a bool", f)?
+            .ok_or_else(|| self.missing(name))
     }
 
     /// A str, else `default`.
@@ -222,112 +301,6 @@ impl<'v> Kwargs<'v> {
     fn max_size(&mut self, name: &str) -> Result<usize, InputError> {
         self.int(name, DEFAULT_MAX_UNCOMPRESSED_SIZE)
     }
-
-    /// Compaction options: `order` (default `publish`) when `with_order`,
-    /// `retain_null_key` (default false) when `with_retain`, and always
-    /// `verify_checksum` (true) and `max_uncompressed_size`.
-    pub fn compact(&mut self, with_order: bool, with_retain: bool) -> Result<CompactOptions> {
-        let order = if with_order {
-            self.text("order", "publish")?
-        } else {
-            "publish"
-        };
-        let retain = with_retain && self.flag("retain_null_key", false)?;
-        let verify = self.flag("verify_checksum", true)?;
-        let max_size = self.max_size("max_uncompressed_size")?;
-        Ok(options::compact_options(order, retain, verify, max_size)?)
-    }
-
-    /// Reassembly options: `max_pending` (100), `expire_after_ms` (60 000),
-    /// `max_message_size`.
-    pub fn reassembly(&mut self) -> Result<ReassemblyOptions> {
-        let max_pending = self.opt_int("max_pending", Some(100))?;
-        let expire_after_ms = self.opt_int("expire_after_ms", Some(60_000))?;
-        let max_message_size = self.max_size("max_message_size")?;
-        Ok(options::reassembly_options(
-            max_pending,
-            expire_after_ms,
-            max_message_size,
-        )?)
-    }
-
-    /// Decode options: `verify_checksum` (true), `keep_markers` (false),
-    /// `max_uncompressed_size`, `utf8_errors` (`replace`), `max_output_bytes`.
-    pub fn decode(&mut self) -> Result<DecodeOptions> {
-        let verify = self.flag("verify_checksum", true)?;
-        let keep_markers = self.flag("keep_markers", false)?;
-        let max_size = self.max_size("max_uncompressed_size")?;
-        let utf8 = self.text("utf8_errors", "replace")?;
-        let budget = self.opt_int("max_output_bytes", None)?;
-        Ok(options::decode_options_with(
-            verify,
-            keep_markers,
-            max_size,
-            utf8,
-            budget,
-        )?)
-    }
-
-    /// Encode options (`batch` as given): `compression` (`none`),
-    /// `producer_name` (`pulsar-entries`), `sequence_id` (0), `publish_time`
-    /// (`now_ms`), `broker_timestamp`, `broker_index`, `checksum` (true),
-    /// `properties` (a dict of str to str).
-    pub fn encode(&mut self, batch: Option<bool>, now_ms: u64) -> Result<EncodeOptions> {
-        Ok(EncodeOptions {
-            batch,
-            compression: options::codec(self.text("compression", "none")?)?,
-            producer_name: self.text("producer_name", "pulsar-entries")?.to_owned(),
-            sequence_id: self.int("sequence_id", 0)?,
-            publish_time: self.opt_int("publish_time", None)?.unwrap_or(now_ms),
-            broker_timestamp: self.opt_int("broker_timestamp", None)?,
-            broker_index: self.opt_int("broker_index", None)?,
-            checksum: self.flag("checksum", true)?,
-            properties: entry_properties(self.value("properties"))?,
-        })
-    }
-
-    /// Kafka RecordBatch v2 options: `base_offset` (0), `compression`
-    /// (`none`), `base_timestamp` (ms or a time; `now_ms`),
-    /// `log_append_time`, `transactional` (false), `producer_id`,
-    /// `producer_epoch`, `base_sequence`, `partition_leader_epoch` (-1).
-    pub fn kafka_batch(&mut self, now_ms: i64) -> Result<KafkaBatchOptions> {
-        Ok(KafkaBatchOptions {
-            base_offset: self.int("base_offset", 0)?,
-            compression: options::kafka_codec(self.text("compression", "none")?)?,
-            base_timestamp: self.millis("base_timestamp")?.unwrap_or(now_ms),
-            log_append_time: self.flag("log_append_time", false)?,
-            transactional: self.flag("transactional", false)?,
-            control: false,
-            producer_id: self.int("producer_id", -1)?,
-            producer_epoch: self.int("producer_epoch", -1)?,
-            base_sequence: self.int("base_sequence", -1)?,
-            partition_leader_epoch: self.int("partition_leader_epoch", -1)?,
-        })
-    }
-
-    /// BookKeeper client options: `timeout_ms` (30 000), `connect_timeout_ms`
-    /// (5 000), `pipeline_depth` (64), `max_frame_bytes` (5 308 416).
-    pub fn bookie_client(&mut self) -> Result<ClientOptions> {
-        let timeout = self.int("timeout_ms", 30_000)?;
-        let connect = self.int("connect_timeout_ms", 5_000)?;
-        let depth = self.int("pipeline_depth", 64)?;
-        let max_frame = self.int("max_frame_bytes", 5_308_416)?;
-        Ok(ClientOptions::checked(timeout, connect, depth, max_frame)?)
-    }
-
-    /// An offloaded ledger's metadata: `ctime` and `managed_ledger_name`
-    /// (required), `ensemble`, `write_quorum`, `ack_quorum` (the defaults).
-    pub fn ledger_spec(&mut self) -> Result<LedgerMetadataSpec> {
-        let ctime = self.required("ctime")?;
-        let managed_ledger = self.required_text("managed_ledger_name")?;
-        let ensemble = self.strings("ensemble")?;
-        let (write, ack) = (
-            self.opt_int("write_quorum", None)?,
-            self.opt_int("ack_quorum", None)?,
-        );
-        let spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger, ctime);
-        Ok(spec.with_ensemble(ensemble, write, ack))
-    }
 }
 
 /// "an int" with the range of `T` when it is not i64's.
@@ -343,6 +316,7 @@ fn int_in<T: TryFrom<i64>>() -> &'static str {
 mod tests {
     use super::*;
     use crate::compaction::Order;
+    use crate::stamp::Timestamps;
 
     fn dict(items: Vec<(&'static str, Value<'static>)>) -> Value<'static> {
         let mut d = Dict::default();
@@ -405,6 +379,34 @@ mod tests {
         let aborted: Vec<_> = kw.pairs("aborted_transactions").unwrap();
         assert_eq!(aborted, vec![(1, 2)]);
         kw.done(()).unwrap();
+    }
+
+    #[test]
+    fn stamp_takes_one_time_a_list_or_the_clock() {
+        let mut kw = Kwargs::new("stamp", &Value::None).unwrap();
+        assert!(matches!(kw.stamp().unwrap().1, Timestamps::Clock));
+        let v = dict(vec![
+            ("timestamps", 5i64.into()),
+            ("start_index", 3i64.into()),
+        ]);
+        let mut kw = Kwargs::new("stamp", &v).unwrap();
+        assert!(matches!(kw.stamp().unwrap().1, Timestamps::Fixed(5)));
+        let list = Value::List(vec![1i64.into(), 2i64.into()]);
+        let v = dict(vec![("timestamps", list)]);
+        let (_, times) = Kwargs::new("stamp", &v).unwrap().stamp().unwrap();
+        assert!(matches!(times, Timestamps::PerEntry(ref t) if t == &[1, 2]));
+        let v = dict(vec![("timestamps", "soon".into())]);
+        let text = type_error(Kwargs::new("stamp", &v).unwrap().stamp());
+        assert_eq!(
+            text,
+            "stamp() argument 'timestamps' must be an int, a list of ints or None, not str"
+        );
+        let v = dict(vec![("start_index", (-2i64).into())]);
+        let refused = Kwargs::new("stamp", &v).unwrap().stamp();
+        assert!(matches!(
+            refused,
+            Err(ArgsError::Entry(EntryError::Options(_)))
+        ));
     }
 
     #[test]

@@ -1,0 +1,327 @@
+//! The core's functions over plain values, by name: what a binding exports
+//! as one builtin each without a wrapper of its own (the Python module
+//! `_native` registers every entry of [`FUNCTIONS`]).
+//!
+//! A call hands over its positional arguments and its keywords as [`Value`]s;
+//! [`Kwargs::bind`] names the positional ones after the entry's parameters,
+//! so each function reads every argument by name, with the defaults and the
+//! type and range checks of [`Kwargs`]. The answer is a [`Value`] too.
+//!
+//! Arrow tables cross as [`Value::Table`] (a binding imports them without a
+//! copy). What stays out: functions that run a Python callback or keep state
+//! between calls (classes), and `decode`, whose processors may be Python's.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+mod plain;
+mod tables;
+
+use plain::*;
+use tables::*;
+
+use crate::bookkeeper::BookKeeperError;
+use crate::compaction::lookup::LookupError;
+use crate::error::{EntryError, ErrorKind};
+use crate::kwargs::{ArgsError, Kwargs};
+use crate::metadata_store::MetadataError;
+use crate::schema::SchemaError;
+use crate::stamp::StampError;
+use crate::value::input::InputError;
+use crate::value::Value;
+
+/// Why a call failed: the error of the layer that refused it.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error(transparent)]
+    Args(#[from] ArgsError),
+    #[error(transparent)]
+    Entry(#[from] EntryError),
+    #[error(transparent)]
+    Metadata(#[from] MetadataError),
+    #[error(transparent)]
+    BookKeeper(#[from] BookKeeperError),
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
+    #[error(transparent)]
+    Stamp(#[from] StampError),
+}
+
+impl From<InputError> for CallError {
+    fn from(e: InputError) -> Self {
+        CallError::Args(e.into())
+    }
+}
+
+impl CallError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            CallError::Args(ArgsError::Input(e)) => e.kind(),
+            CallError::Args(ArgsError::Entry(e)) | CallError::Entry(e) => e.kind(),
+            CallError::Args(ArgsError::BookKeeper(e)) | CallError::BookKeeper(e) => e.kind(),
+            CallError::Metadata(e) => e.kind(),
+            CallError::Schema(e) => e.kind(),
+            CallError::Lookup(e) => e.kind(),
+            CallError::Stamp(e) => e.kind(),
+        }
+    }
+}
+
+pub(crate) type Result<T, E = CallError> = std::result::Result<T, E>;
+
+/// One function: its name, its positional parameters (in order; the others
+/// are keyword-only) and the body. (The signature and summary Python shows
+/// are the binding's.)
+pub struct Function {
+    pub name: &'static str,
+    pub params: &'static [&'static str],
+    pub body: for<'v> fn(&mut Kwargs<'v>) -> Result<Value<'v>>,
+}
+
+/// The function called `name`.
+pub fn find(name: &str) -> Option<&'static Function> {
+    FUNCTIONS.iter().find(|f| f.name == name)
+}
+
+/// Calls `f` with `args` (positional) and `keywords` (a dict, or `None`).
+pub fn call<'v>(f: &Function, args: &'v [Value<'v>], keywords: &'v Value<'v>) -> Result<Value<'v>> {
+    let mut kw = Kwargs::bind(f.name, f.params, args, keywords)?;
+    let out = (f.body)(&mut kw)?;
+    Ok(kw.done(out)?)
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+pub(crate) fn tuple<'a>(items: impl IntoIterator<Item = Value<'a>>) -> Value<'a> {
+    Value::Tuple(items.into_iter().collect())
+}
+
+pub(crate) fn list<'a>(items: impl IntoIterator<Item = Value<'a>>) -> Value<'a> {
+    Value::List(items.into_iter().collect())
+}
+
+pub(crate) fn owned<'a>(v: impl Into<Value<'a>>) -> Value<'static> {
+    v.into().into_owned()
+}
+
+/// One row of [`FUNCTIONS`].
+macro_rules! function {
+    ($name:ident($($param:literal),*)) => {
+        Function {
+            name: stringify!($name),
+            params: &[$($param),*],
+            body: $name,
+        }
+    };
+}
+
+/// Every function, by name.
+pub static FUNCTIONS: &[Function] = &[
+    function!(parse_entry("data")),
+    function!(encode_entry("messages")),
+    function!(encode_chunked("message")),
+    function!(set_broker_entry_metadata("entry")),
+    function!(serialize_message_id("parts")),
+    function!(deserialize_message_id("data")),
+    function!(builtin_processor("name")),
+    function!(parse_metadata("metadata")),
+    function!(single_message("metadata", "payload")),
+    function!(pulsar_messages("metadata", "payload")),
+    function!(message_at("metadata", "index", "record")),
+    function!(encode_kafka_batch("records")),
+    function!(encode_kafka_control_batch("commit")),
+    function!(encode_kop_entry("batches")),
+    function!(topic_paths("topic")),
+    function!(partition_name("topic", "index")),
+    function!(strip_rocksdb_header("value")),
+    function!(managed_ledger_info("node")),
+    function!(compacted_ledger("cursor_node", "last_position_entry")),
+    function!(partition_count("node")),
+    function!(bookie_address("bookie_id", "node")),
+    function!(ledger_metadata("ledger_id", "node")),
+    function!(ledger_node_from_text("ledger_id", "text", "password")),
+    function!(ledger_path("ledger_id", "root")),
+    function!(schema_locations("node")),
+    function!(schema_entry("version", "data")),
+    function!(parse_offload_name("name")),
+    function!(stamp("entries")),
+    function!(find_position_by_time("entries", "time")),
+    function!(find_position_by_offset("entries", "offset")),
+    function!(with_message_ids("table")),
+    function!(aborted_transactions("entries")),
+    function!(compacted_last_position("entries")),
+    function!(topic_last_position("entries")),
+    function!(max_entry_position("entries")),
+    function!(find_by_publish_time("entries", "publish_time")),
+    function!(to_ledger_records("entries")),
+    function!(from_ledger_records("records")),
+    function!(keyed_messages("entries")),
+    function!(compaction_candidates("entries")),
+    function!(rebuild_entries("entries")),
+    function!(strategic_rebuild("entries")),
+    function!(reassemble_chunks("messages")),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Dict;
+
+    fn function(name: &str) -> &'static Function {
+        FUNCTIONS
+            .iter()
+            .find(|f| f.name == name)
+            .expect("a function of the table")
+    }
+
+    fn run(
+        name: &str,
+        args: &[Value<'_>],
+        keywords: &[(&str, Value<'_>)],
+    ) -> Result<Value<'static>> {
+        let d = Dict(
+            keywords
+                .iter()
+                .map(|(k, v)| ((*k).into(), v.clone()))
+                .collect(),
+        );
+        let keywords = if keywords.is_empty() {
+            Value::None
+        } else {
+            Value::Dict(d)
+        };
+        call(function(name), args, &keywords).map(Value::into_owned)
+    }
+
+    fn type_error(e: CallError) -> String {
+        match e {
+            CallError::Args(ArgsError::Input(InputError::Type(text))) => text,
+            e => panic!("not a type error: {e}"),
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_found() {
+        let mut names: Vec<_> = FUNCTIONS.iter().map(|f| f.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), FUNCTIONS.len(), "a name twice");
+        assert!(FUNCTIONS
+            .iter()
+            .all(|f| find(f.name).is_some_and(|g| std::ptr::eq(f, g))));
+        assert!(find("no_such_function").is_none());
+    }
+
+    #[test]
+    fn positional_and_keyword_arguments_bind_as_in_python() {
+        let by_position = run("ledger_path", &[Value::Int(5)], &[]).unwrap();
+        assert_eq!(
+            by_position,
+            Value::from("/ledgers/00/0000/L0005".to_string())
+        );
+        let by_name = run(
+            "ledger_path",
+            &[],
+            &[("ledger_id", Value::Int(5)), ("root", "/x".into())],
+        );
+        assert_eq!(
+            by_name.unwrap(),
+            Value::from("/x/00/0000/L0005".to_string())
+        );
+
+        let e = |r: Result<Value<'static>>| type_error(r.unwrap_err());
+        let missing = e(run("ledger_path", &[], &[]));
+        assert_eq!(
+            missing,
+            "ledger_path() missing 1 required positional argument: 'ledger_id'"
+        );
+        let many = e(run(
+            "ledger_path",
+            &[Value::Int(1), "a".into(), "b".into()],
+            &[],
+        ));
+        assert_eq!(
+            many,
+            "ledger_path() takes 2 positional arguments but 3 were given"
+        );
+        let twice = e(run(
+            "ledger_path",
+            &[Value::Int(1)],
+            &[("ledger_id", Value::Int(2))],
+        ));
+        assert_eq!(
+            twice,
+            "ledger_path() got multiple values for argument 'ledger_id'"
+        );
+        let unknown = e(run(
+            "ledger_path",
+            &[Value::Int(1)],
+            &[("bogus", Value::Int(2))],
+        ));
+        assert_eq!(
+            unknown,
+            "ledger_path() got an unexpected keyword argument 'bogus'"
+        );
+        let wrong = e(run("partition_count", &["x".into()], &[]));
+        assert_eq!(
+            wrong,
+            "partition_count() argument 'node' must be bytes, not str"
+        );
+        let keyword_only = e(run("encode_kafka_control_batch", &[Value::Bool(true)], &[]));
+        assert!(
+            keyword_only.contains("required keyword argument: 'producer_id'"),
+            "{keyword_only}"
+        );
+    }
+
+    #[test]
+    fn message_ids_round_trip_and_errors_keep_their_layer() {
+        let parts = Value::Tuple(vec![
+            Value::Int(7),
+            Value::Int(3),
+            Value::Int(-1),
+            Value::Int(2),
+            Value::Int(10),
+            Value::None,
+        ]);
+        let bytes = run("serialize_message_id", std::slice::from_ref(&parts), &[]).unwrap();
+        let back = run("deserialize_message_id", &[bytes], &[]).unwrap();
+        assert_eq!(back, parts);
+
+        let bad = run(
+            "deserialize_message_id",
+            &[Value::Bytes(b"\xff".as_slice().into())],
+            &[],
+        );
+        assert!(matches!(bad, Err(CallError::Entry(_))), "{bad:?}");
+        let topic = run("partition_name", &["a/b".into(), Value::Int(1)], &[]);
+        assert!(matches!(topic, Err(CallError::Metadata(_))), "{topic:?}");
+        let name = run("parse_offload_name", &["not-an-offload-object".into()], &[]).unwrap();
+        assert_eq!(name, Value::None);
+    }
+
+    #[test]
+    fn encode_then_parse_an_entry() {
+        let mut message = Dict::default();
+        message.set("value", b"hello".as_slice());
+        let messages = Value::List(vec![Value::Dict(message)]);
+        let time = ("publish_time", Value::Int(1_000));
+        let entry = run("encode_entry", &[messages], &[time]).unwrap();
+        let Value::Dict(parsed) = run("parse_entry", &[entry], &[]).unwrap() else {
+            panic!("not a dict")
+        };
+        let Some(Value::Dict(md)) = parsed.get("metadata") else {
+            panic!("no metadata: {parsed:?}")
+        };
+        assert_eq!(md.get("publish_time"), Some(&Value::UInt(1_000)));
+        assert_eq!(
+            parsed.get("payload"),
+            Some(&Value::Bytes(b"hello".as_slice().into()))
+        );
+    }
+}

@@ -1,0 +1,209 @@
+//! The functions over Arrow tables: the seeks, the stamp, message ids, the
+//! compaction lookups and ledger records, and the stateless steps of the
+//! Spark pipelines (compaction and chunk reassembly).
+
+use std::collections::HashSet;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use super::{list, tuple, CallError, Result};
+use crate::chunks;
+use crate::compaction::compactor::{aborted_in, output_schema};
+use crate::compaction::distributed::{self, candidate_schema};
+use crate::compaction::keyed::{keyed_messages as keyed, keyed_schema};
+use crate::compaction::lookup::{self, source_name};
+use crate::compaction::position::MessagePosition;
+use crate::compaction::records::{self, parsed_records_schema, records_schema};
+use crate::compaction::strategic_distributed as sd;
+use crate::compaction::CompactOptions;
+use crate::decode::message_id_columns::with_message_ids as add_ids;
+use crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
+use crate::kwargs::{ArgsError, Kwargs};
+use crate::seek::{self, EntryTable, Position};
+use crate::stamp::stamp_batches;
+use crate::value::Value;
+
+/// The keyword of the aborted transactions to drop, `[(most, least), ...]`.
+const ABORTED: &str = "aborted_transactions";
+
+/// The batches of the table argument `name`.
+fn input<'v>(kw: &mut Kwargs<'v>, name: &str) -> Result<&'v [RecordBatch]> {
+    Ok(kw.required_table(name)?.1)
+}
+
+fn table(batches: Vec<RecordBatch>, schema: SchemaRef) -> Value<'static> {
+    Value::Table(schema, batches)
+}
+
+/// `f` over each batch, the outputs as one table of `schema`.
+fn per_batch<B, E>(
+    batches: &[RecordBatch],
+    schema: SchemaRef,
+    f: impl Fn(&RecordBatch) -> std::result::Result<B, E>,
+) -> Result<Value<'static>>
+where
+    B: IntoIterator<Item = RecordBatch>,
+    CallError: From<E>,
+{
+    let out = batches
+        .iter()
+        .map(f)
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(table(out.into_iter().flatten().collect(), schema))
+}
+
+/// [`Kwargs::compact`] in publish order (with `retain_null_key` when `retain`).
+fn publish(kw: &mut Kwargs<'_>, retain: bool) -> Result<CompactOptions, ArgsError> {
+    kw.compact(false, retain)
+}
+
+// ---------------------------------------------------------------- entries
+
+pub(super) fn stamp<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let (schema, batches) = kw.required_table("entries")?;
+    let (mut stamper, times) = kw.stamp()?;
+    let (schema, out) = stamp_batches(schema, batches, &mut stamper, &times)?;
+    Ok(table(out, schema))
+}
+
+fn position(p: Position) -> Value<'static> {
+    let (row, entries_read) = (p.row, p.entries_read);
+    tuple([
+        row.into(),
+        p.ledger_id.into(),
+        p.entry_id.into(),
+        p.batch_index.into(),
+        entries_read.into(),
+    ])
+}
+
+pub(super) fn find_position_by_time<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = EntryTable::new(input(kw, "entries")?)?;
+    Ok(position(seek::find_position_by_time(
+        &entries,
+        kw.required("time")?,
+    )?))
+}
+
+pub(super) fn find_position_by_offset<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = EntryTable::new(input(kw, "entries")?)?;
+    Ok(position(seek::find_position_by_offset(
+        &entries,
+        kw.required("offset")?,
+    )?))
+}
+
+pub(super) fn with_message_ids<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let (schema, batches) = kw.required_table("table")?;
+    let (schema, out) = add_ids(schema, batches)?;
+    Ok(table(out, schema))
+}
+
+// ---------------------------------------------------------------- compaction
+
+pub(super) fn aborted_transactions<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let mut found: Vec<_> = aborted_in(input(kw, "entries")?)?.into_iter().collect();
+    found.sort_unstable();
+    Ok(list(
+        found
+            .into_iter()
+            .map(|(most, least)| tuple([most.into(), least.into()])),
+    ))
+}
+
+pub(super) fn compacted_last_position<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = input(kw, "entries")?;
+    let max_size = kw.int("max_uncompressed_size", DEFAULT_MAX_UNCOMPRESSED_SIZE)?;
+    let found = lookup::compacted_last_position(entries, max_size)?;
+    let parts = |(p, s): (MessagePosition, _)| {
+        let (ids, time) = ((p.ledger_id, p.entry_id, p.batch_index), p.publish_time);
+        tuple([
+            ids.0.into(),
+            ids.1.into(),
+            ids.2.into(),
+            time.into(),
+            source_name(s).into(),
+        ])
+    };
+    Ok(found.map(parts).into())
+}
+
+pub(super) fn topic_last_position<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let found = lookup::topic_last_position(input(kw, "entries")?)?;
+    let parts = |p: MessagePosition| {
+        let ids = (p.ledger_id, p.entry_id, p.batch_index);
+        tuple([
+            ids.0.into(),
+            ids.1.into(),
+            ids.2.into(),
+            p.publish_time.into(),
+        ])
+    };
+    Ok(found.map(parts).into())
+}
+
+fn entry_position(found: Option<(i64, i64)>) -> Value<'static> {
+    found
+        .map(|(ledger, entry)| tuple([ledger.into(), entry.into()]))
+        .into()
+}
+
+pub(super) fn max_entry_position<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    Ok(entry_position(lookup::max_entry_position(input(
+        kw, "entries",
+    )?)?))
+}
+
+pub(super) fn find_by_publish_time<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = input(kw, "entries")?;
+    let found = lookup::find_by_publish_time(entries, kw.required("publish_time")?)?;
+    Ok(entry_position(found))
+}
+
+pub(super) fn to_ledger_records<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let records = |b: &_| records::to_ledger_records(b).map(Some);
+    per_batch(input(kw, "entries")?, records_schema(), records)
+}
+
+pub(super) fn from_ledger_records<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = |b: &_| records::from_ledger_records(b).map(Some);
+    per_batch(input(kw, "records")?, parsed_records_schema(), entries)
+}
+
+pub(super) fn keyed_messages<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = input(kw, "entries")?;
+    let out = keyed(entries, publish(kw, false)?)?;
+    Ok(table(out, keyed_schema()))
+}
+
+pub(super) fn compaction_candidates<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = input(kw, "entries")?;
+    let opts = publish(kw, true)?;
+    let reduce = kw.flag("reduce_for_publish_order", false)?;
+    let aborted: HashSet<_> = kw.pairs(ABORTED)?;
+    let candidates = |b: &_| distributed::candidates(b, &opts, reduce, &aborted).map(Some);
+    per_batch(entries, candidate_schema(), candidates)
+}
+
+pub(super) fn rebuild_entries<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = input(kw, "entries")?;
+    let opts = publish(kw, true)?;
+    let partition = |b: &RecordBatch| b.schema().column_with_name("partition").is_some();
+    let schema = output_schema(entries.first().is_some_and(partition));
+    per_batch(entries, schema, |b| distributed::rebuild(b, &opts))
+}
+
+pub(super) fn strategic_rebuild<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let entries = input(kw, "entries")?;
+    let opts = publish(kw, false)?;
+    per_batch(entries, sd::rebuild_schema(), |b| sd::rebuild(b, &opts))
+}
+
+// ---------------------------------------------------------------- chunks
+
+pub(super) fn reassemble_chunks<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
+    let (schema, batches) = kw.required_table("messages")?;
+    let (out, schema) = chunks::reassemble_table(schema.clone(), batches, kw.reassembly()?)?;
+    Ok(table(out, schema))
+}

@@ -1,0 +1,149 @@
+//! The core's functions over plain values and tables ([`calls::FUNCTIONS`]):
+//! each one a builtin of `_native` declared here by its name, the signature
+//! Python shows and its summary, and run by one function: the arguments
+//! become core values (an Arrow table without a copy), the GIL is released
+//! while the core runs, and the answer comes back as Python objects.
+
+use pulsar_entries_core::calls;
+use pulsar_entries_core::value::Value;
+use pyo3::exceptions::PyImportError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::convert::{from_py, to_py};
+use crate::errors::Result;
+
+/// Calls the core's function `name`.
+fn run(
+    name: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> Result<Py<PyAny>> {
+    let py = args.py();
+    let f = calls::find(name)
+        .ok_or_else(|| PyImportError::new_err(format!("no core function {name}")))?;
+    let given: Vec<_> = args.iter().collect();
+    let args = given.iter().map(from_py).collect::<PyResult<Vec<_>>>()?;
+    let keywords = kwargs.map_or(Ok(Value::None), |d| from_py(d.as_any()))?;
+    let out = py.detach(|| calls::call(f, &args, &keywords))?;
+    Ok(to_py(py, &out)?.unbind())
+}
+
+/// Declares each function (`/// summary` then `name "(signature)";`) and
+/// [`register`], which adds them all and checks that they are exactly the
+/// core's.
+macro_rules! functions {
+    ($($(#[$doc:meta])* $name:ident $signature:literal;)*) => {
+        $(
+            $(#[$doc])*
+            #[pyfunction]
+            #[pyo3(signature = (*args, **kwargs), text_signature = $signature)]
+            fn $name(args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> Result<Py<PyAny>> {
+                run(stringify!($name), args, kwargs)
+            }
+        )*
+
+        /// Adds every function to the module; an import error when the list
+        /// here and the core's differ.
+        pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            let names = [$(stringify!($name)),*];
+            let core: Vec<_> = calls::FUNCTIONS.iter().map(|f| f.name).collect();
+            if names.len() != core.len() || names.iter().any(|n| !core.contains(n)) {
+                let text = format!("_native declares {names:?}, the core has {core:?}");
+                return Err(PyImportError::new_err(text));
+            }
+            $(m.add_function(wrap_pyfunction!($name, m)?)?;)*
+            Ok(())
+        }
+    };
+}
+
+functions! {
+    /// Every piece of one entry, for inspection; metadata keeps field presence.
+    parse_entry "(data)";
+    /// Encodes messages into one stored entry, as Pulsar's Java producer would.
+    encode_entry "(messages, *, batch=None, compression='none', producer_name='pulsar-entries', sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=True, properties=None)";
+    /// Encodes one message as the chunk entries Pulsar's Java producer stores with chunking.
+    encode_chunked "(message, *, chunk_size, compression='none', producer_name='pulsar-entries', sequence_id=0, publish_time=None, broker_timestamp=None, broker_index=None, checksum=True, properties=None)";
+    /// Adds or replaces an entry's broker-entry-metadata prefix, as the broker's interceptors write
+    /// it; the checksummed part is kept byte for byte.
+    set_broker_entry_metadata "(entry, *, broker_timestamp=None, broker_index=None)";
+    /// A message id's bytes (Java's MessageId.toByteArray) from its parts.
+    serialize_message_id "(parts)";
+    /// A message id's parts from Java's MessageId bytes.
+    deserialize_message_id "(data)";
+    /// A built-in processor's (name, entry property), or None.
+    builtin_processor "(name)";
+    /// MessageMetadata as a dict of its present fields.
+    parse_metadata "(metadata)";
+    /// The payload as one message with the entry's key, properties and times.
+    single_message "(metadata, payload)";
+    /// Pulsar's own split of a payload (batch records, or one message).
+    pulsar_messages "(metadata, payload)";
+    /// A message from `[u32 size][SingleMessageMetadata][value]` bytes.
+    message_at "(metadata, index, record)";
+    /// Encodes one Kafka RecordBatch v2 (magic 2).
+    encode_kafka_batch "(records, *, base_offset=0, compression='none', base_timestamp=None, log_append_time=False, transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, partition_leader_epoch=-1)";
+    /// Encodes an end-transaction control batch (a COMMIT or ABORT marker).
+    encode_kafka_control_batch "(commit, *, producer_id, producer_epoch=0, base_offset=0, timestamp=None, coordinator_epoch=0)";
+    /// Wraps Kafka record batches into a stored entry as KoP's `kafka` entry format does.
+    encode_kop_entry "(batches, *, publish_time=None)";
+    /// A topic's names and metadata-store paths.
+    topic_paths "(topic)";
+    /// The name of one partition of a topic.
+    partition_name "(topic, index)";
+    /// A RocksDB metadata-store value without its header.
+    strip_rocksdb_header "(value)";
+    /// A managed ledger's node: its ledgers and properties.
+    managed_ledger_info "(node)";
+    /// (compacted ledger, horizon, cursor ledger) of a compaction cursor's node.
+    compacted_ledger "(cursor_node, last_position_entry=None)";
+    /// A partitioned topic's partition count.
+    partition_count "(node)";
+    /// A bookie's address from its registration node.
+    bookie_address "(bookie_id, node)";
+    /// A ledger's metadata node.
+    ledger_metadata "(ledger_id, node)";
+    /// A ledger's metadata node from BookKeeper's text form.
+    ledger_node_from_text "(ledger_id, text, password=b'')";
+    /// A ledger's metadata-store path.
+    ledger_path "(ledger_id, root='/ledgers')";
+    /// (version, ledger, entry) of each stored schema version.
+    schema_locations "(node)";
+    /// One stored schema version.
+    schema_entry "(version, data)";
+    /// What an offload object's name says, or None.
+    parse_offload_name "(name)";
+    /// The entries with broker entry metadata stamped as the broker's interceptors would.
+    stamp "(entries, *, start_index=-1, timestamps=None, index=True, timestamp=True)";
+    /// Pulsar's seek by timestamp (ms): (row, ledger, entry, batch index, entries read).
+    find_position_by_time "(entries, time)";
+    /// Kafka-on-Pulsar's seek by offset: (row, ledger, entry, batch index, entries read).
+    find_position_by_offset "(entries, offset)";
+    /// The table with `message_id` (serialized) and `message_id_str` (Java's text) appended.
+    with_message_ids "(table)";
+    /// The (most, least) ids of the transactions the entries' markers abort, sorted.
+    aborted_transactions "(entries)";
+    /// The last message of a compacted ledger: (ledger, entry, batch index, publish time, source).
+    compacted_last_position "(entries, *, max_uncompressed_size=...)";
+    /// The topic's last message: (ledger, entry, batch index, publish time), or None.
+    topic_last_position "(entries)";
+    /// The largest (ledger, entry), or None.
+    max_entry_position "(entries)";
+    /// The first (ledger, entry) of a compacted ledger at or after `publish_time`, or None.
+    find_by_publish_time "(entries, publish_time)";
+    /// Compacted entries as the records of a ledger (ledger_id, entry_id, record).
+    to_ledger_records "(entries)";
+    /// Ledger records back as entries.
+    from_ledger_records "(records)";
+    /// Every message with its key, in publish order (a TableView's input).
+    keyed_messages "(entries, *, verify_checksum=True, max_uncompressed_size=...)";
+    /// The candidates a partition of entries offers for compaction (Spark's first step).
+    compaction_candidates "(entries, *, retain_null_key=False, reduce_for_publish_order=False, verify_checksum=True, max_uncompressed_size=..., aborted_transactions=None)";
+    /// The compacted entries, rebuilt from the survivors (Spark's last step).
+    rebuild_entries "(entries, *, retain_null_key=False, verify_checksum=True, max_uncompressed_size=...)";
+    /// The compacted entries of a strategic compaction, rebuilt (Spark's last step).
+    strategic_rebuild "(entries, *, verify_checksum=True, max_uncompressed_size=...)";
+    /// Rebuilds chunked messages from decoded rows (topic order).
+    reassemble_chunks "(messages, *, max_pending=100, expire_after_ms=60000, max_message_size=...)";
+}

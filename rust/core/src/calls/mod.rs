@@ -1,15 +1,19 @@
-//! The core's functions over plain values, by name: what a binding exports
-//! as one builtin each without a wrapper of its own (the Python module
-//! `_native` registers every entry of [`FUNCTIONS`]).
+//! The core's functions over plain values and Arrow tables, by name: what a
+//! binding exports without a wrapper of its own (`_native` declares one line
+//! per entry of [`FUNCTIONS`], and refuses to import when the lists differ).
 //!
 //! A call hands over its positional arguments and its keywords as [`Value`]s;
 //! [`Kwargs::bind`] names the positional ones after the entry's parameters,
 //! so each function reads every argument by name, with the defaults and the
-//! type and range checks of [`Kwargs`]. The answer is a [`Value`] too.
+//! type and range checks of [`Kwargs`]. The answer is a [`Value`] too, and a
+//! table is [`Value::Table`] both ways (a binding imports it without a copy).
 //!
-//! Arrow tables cross as [`Value::Table`] (a binding imports them without a
-//! copy). What stays out: functions that run a Python callback or keep state
-//! between calls (classes), and `decode`, whose processors may be Python's.
+//! What keeps a binding of its own: classes (state between calls), Python
+//! callbacks (`decode`'s processors, strategies), and arguments a value tree
+//! does not carry: Arrow arrays over an object's memory (offload objects,
+//! `entry_metadata`), dicts keyed by int (chunk seeds and watermarks), and a
+//! bookie's record batches out. (`typed_decode` could be an entry; it is not
+//! yet.)
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

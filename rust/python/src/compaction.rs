@@ -135,7 +135,7 @@ impl CompactorPy {
     #[new]
     #[pyo3(signature = (*, strategy=None, **options))]
     fn new(strategy: Option<Bound<'_, PyAny>>, options: Option<KwDict>) -> Result<Self> {
-        let read = |kw: &mut Kwargs| Ok((kw.compact(true, true)?, kw.pairs(ABORTED)?));
+        let read = |kw: &mut Kwargs| Ok((kw.compact(true, true)?, kw.aborted_transactions()?));
         let (opts, aborted) = with_kwargs("Compactor", options, read)?;
         let failure = Failure::default();
         let strategy = strategy
@@ -169,9 +169,6 @@ impl CompactorPy {
 
 // ---------------------------------------------------------------- Spark blocks
 
-/// The keyword of the aborted transactions to drop, `[(most, least), ...]`.
-const ABORTED: &str = "aborted_transactions";
-
 batch_pass! {
     SurvivorFolder(candidates): Folder;
     #[pyo3(signature = (*, order="publish"))]
@@ -185,7 +182,7 @@ batch_pass! {
     StrategicPartitionPass(entries): PartitionPass;
     #[pyo3(signature = (**options))]
     fn new(_failure, **options) {
-        let read = |kw: &mut Kwargs| Ok((kw.compact(true, true)?, kw.pairs(ABORTED)?));
+        let read = |kw: &mut Kwargs| Ok((kw.compact(true, true)?, kw.aborted_transactions()?));
         let (opts, aborted) = with_kwargs("StrategicPartitionPass", options, read)?;
         PartitionPass::new(opts)?.with_aborted_transactions(aborted)
     }

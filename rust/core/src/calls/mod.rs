@@ -15,8 +15,6 @@
 //! bookie's record batches out. (`typed_decode` could be an entry; it is not
 //! yet.)
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 mod plain;
 mod tables;
 
@@ -93,12 +91,6 @@ pub fn call<'v>(f: &Function, args: &'v [Value<'v>], keywords: &'v Value<'v>) ->
     let mut kw = Kwargs::bind(f.name, f.params, args, keywords)?;
     let out = (f.body)(&mut kw)?;
     Ok(kw.done(out)?)
-}
-
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 pub(crate) fn tuple<'a>(items: impl IntoIterator<Item = Value<'a>>) -> Value<'a> {

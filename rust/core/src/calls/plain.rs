@@ -2,7 +2,7 @@
 //! processors' helpers, Kafka batches, the metadata store's nodes and offload
 //! object names.
 
-use super::{list, now_ms, owned, tuple, Result};
+use super::{list, owned, tuple, Result};
 use crate::bookkeeper::{self, LedgerMetadata};
 use crate::format::encode;
 use crate::format::frame::EntryView;
@@ -17,6 +17,7 @@ use crate::processor::kafka::encode as kafka;
 use crate::processor::{self, builtin_property};
 use crate::proto::BrokerEntryMetadata;
 use crate::schema::{decode_schema_entry, decode_schema_locator, SchemaLocation};
+use crate::stamp::clock_ms as now_ms;
 use crate::value::cluster::topic_paths_value;
 use crate::value::cluster::{ledger_metadata_value, managed_ledger_value, schema_entry_value};
 use crate::value::input::{kafka_record, message_input, InputError};

@@ -18,14 +18,10 @@ use crate::compaction::records::{self, parsed_records_schema, records_schema};
 use crate::compaction::strategic_distributed as sd;
 use crate::compaction::CompactOptions;
 use crate::decode::message_id_columns::with_message_ids as add_ids;
-use crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 use crate::kwargs::{ArgsError, Kwargs};
 use crate::seek::{self, EntryTable, Position};
 use crate::stamp::stamp_batches;
 use crate::value::Value;
-
-/// The keyword of the aborted transactions to drop, `[(most, least), ...]`.
-const ABORTED: &str = "aborted_transactions";
 
 /// The batches of the table argument `name`.
 fn input<'v>(kw: &mut Kwargs<'v>, name: &str) -> Result<&'v [RecordBatch]> {
@@ -112,35 +108,28 @@ pub(super) fn aborted_transactions<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>>
     ))
 }
 
+/// `(ledger, entry, batch index, publish time)`, then `extra`.
+fn message_position(p: &MessagePosition, extra: Option<&'static str>) -> Value<'static> {
+    let ids = [p.ledger_id.into(), p.entry_id.into(), p.batch_index.into()];
+    tuple(
+        ids.into_iter()
+            .chain([p.publish_time.into()])
+            .chain(extra.map(Value::from)),
+    )
+}
+
 pub(super) fn compacted_last_position<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
     let entries = input(kw, "entries")?;
-    let max_size = kw.int("max_uncompressed_size", DEFAULT_MAX_UNCOMPRESSED_SIZE)?;
+    let max_size = kw.max_size("max_uncompressed_size")?;
     let found = lookup::compacted_last_position(entries, max_size)?;
-    let parts = |(p, s): (MessagePosition, _)| {
-        let (ids, time) = ((p.ledger_id, p.entry_id, p.batch_index), p.publish_time);
-        tuple([
-            ids.0.into(),
-            ids.1.into(),
-            ids.2.into(),
-            time.into(),
-            source_name(s).into(),
-        ])
-    };
-    Ok(found.map(parts).into())
+    Ok(found
+        .map(|(p, s)| message_position(&p, Some(source_name(s))))
+        .into())
 }
 
 pub(super) fn topic_last_position<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
     let found = lookup::topic_last_position(input(kw, "entries")?)?;
-    let parts = |p: MessagePosition| {
-        let ids = (p.ledger_id, p.entry_id, p.batch_index);
-        tuple([
-            ids.0.into(),
-            ids.1.into(),
-            ids.2.into(),
-            p.publish_time.into(),
-        ])
-    };
-    Ok(found.map(parts).into())
+    Ok(found.map(|p| message_position(&p, None)).into())
 }
 
 fn entry_position(found: Option<(i64, i64)>) -> Value<'static> {
@@ -181,7 +170,7 @@ pub(super) fn compaction_candidates<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>
     let entries = input(kw, "entries")?;
     let opts = publish(kw, true)?;
     let reduce = kw.flag("reduce_for_publish_order", false)?;
-    let aborted: HashSet<_> = kw.pairs(ABORTED)?;
+    let aborted: HashSet<_> = kw.aborted_transactions()?;
     let candidates = |b: &_| distributed::candidates(b, &opts, reduce, &aborted).map(Some);
     per_batch(entries, candidate_schema(), candidates)
 }

@@ -108,6 +108,12 @@ impl Kwargs<'_> {
         Ok(ClientOptions::checked(timeout, connect, depth, max_frame)?)
     }
 
+    /// `aborted_transactions`: the `(most, least)` ids of the transactions to
+    /// drop (`None` or absent: none).
+    pub fn aborted_transactions<C: FromIterator<(u64, u64)>>(&mut self) -> Result<C> {
+        Ok(self.pairs("aborted_transactions")?)
+    }
+
     /// Stamping options: `start_index` (-1, the interceptor's initial
     /// counter), `timestamps` (ms: one for every entry, a list of one per
     /// entry, or `None` for the clock), `index` and `timestamp` (which
@@ -116,15 +122,19 @@ impl Kwargs<'_> {
         let start_index = self.int("start_index", -1)?;
         let times = match self.value("timestamps") {
             Value::None => Timestamps::Clock,
-            v => match (v.int(), v.items()) {
-                (Some(ms), _) => options::fixed_timestamps(ms)?,
-                (None, Some(items)) => {
-                    let ms = items.iter().map(Value::int).collect::<Option<Vec<_>>>();
-                    let bad = || self.bad("timestamps", "an int, a list of ints or None", v);
-                    options::entry_timestamps(&ms.ok_or_else(bad)?)?
+            v => {
+                let per_entry = || {
+                    v.items()?
+                        .iter()
+                        .map(Value::int)
+                        .collect::<Option<Vec<_>>>()
+                };
+                let bad = || self.bad("timestamps", "an int, a list of ints or None", v);
+                match v.int() {
+                    Some(ms) => options::fixed_timestamps(ms)?,
+                    None => options::entry_timestamps(&per_entry().ok_or_else(bad)?)?,
                 }
-                (None, None) => Err(self.bad("timestamps", "an int, a list of ints or None", v))?,
-            },
+            }
         };
         let (index, timestamp) = (self.flag("index", true)?, self.flag("timestamp", true)?);
         let stamper = Stamper::new(start_index, Interceptors { timestamp, index })?;

@@ -143,14 +143,12 @@ impl<'v> Kwargs<'v> {
 
     /// A bool (Python's `True`/`False` only), else `default`.
     pub fn flag(&mut self, name: &str, default: bool) -> Result<bool, InputError> {
-        let f = |v: &Value<'_>| matches!(v, Value::Bool(_)).then(|| v == &Value::Bool(true));
-        Ok(self.get(name, "a bool", f)?.unwrap_or(default))
+        Ok(self.get(name, "a bool", Value::bool)?.unwrap_or(default))
     }
 
     /// A bool or `None` (also when absent).
     pub fn opt_flag(&mut self, name: &str) -> Result<Option<bool>, InputError> {
-        let bool = |v: &Value<'_>| matches!(v, Value::Bool(_)).then(|| v == &Value::Bool(true));
-        let f = |v: &Value<'_>| opt(v, bool);
+        let f = |v: &Value<'_>| opt(v, Value::bool);
         Ok(self.get(name, "a bool or None", f)?.flatten())
     }
 
@@ -231,8 +229,7 @@ impl<'v> Kwargs<'v> {
 
     /// A bool that must be given.
     pub fn required_flag(&mut self, name: &str) -> Result<bool, InputError> {
-        let f = |v: &Value<'_>| matches!(v, Value::Bool(_)).then(|| v == &Value::Bool(true));
-        self.get(name, "a bool", f)?
+        self.get(name, "a bool", Value::bool)?
             .ok_or_else(|| self.missing(name))
     }
 
@@ -298,7 +295,7 @@ impl<'v> Kwargs<'v> {
     }
 
     /// `max_uncompressed_size` (default [`DEFAULT_MAX_UNCOMPRESSED_SIZE`]).
-    fn max_size(&mut self, name: &str) -> Result<usize, InputError> {
+    pub(crate) fn max_size(&mut self, name: &str) -> Result<usize, InputError> {
         self.int(name, DEFAULT_MAX_UNCOMPRESSED_SIZE)
     }
 }

@@ -56,6 +56,14 @@ impl Value<'_> {
         }
     }
 
+    /// A bool (Python's `True`/`False` only, not an int).
+    pub(crate) fn bool(&self) -> Option<bool> {
+        match *self {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
     /// An integer (a bool counts, as in Python) that fits `T`.
     pub(crate) fn int<T: TryFrom<i64> + TryFrom<u64>>(&self) -> Option<T> {
         match *self {

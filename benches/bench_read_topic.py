@@ -349,7 +349,7 @@ def main() -> int:
                     finally:
                         store.close()
                     reader = _native.BookieReader(layout.bookies, pipeline_depth=depth)
-                    box.append(pa.concat_tables(list(_cluster.iter_topic(layout, reader=reader))))
+                    box.append(pa.concat_tables(list(_cluster.iter_layout(layout, reader=reader))))
                     return 0, 0, 0
 
                 r = timed(work)

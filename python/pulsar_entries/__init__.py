@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import kafka, offload, processors, strategies
 from ._broker import Position, find_position_by_offset, find_position_by_time, stamp
-from ._cluster import read_topic
+from ._cluster import iter_topic, read_topic
 from ._compaction import (
     Compactor,
     MessagePosition,
@@ -80,6 +80,7 @@ __all__ = [
     "offload",
     "parse_entry",
     "processors",
+    "iter_topic",
     "read_topic",
     "reassemble_chunks",
     "seek",

@@ -649,10 +649,23 @@ class BookieReader:
         pipeline_depth: int = 64,
         max_frame_bytes: int = 5308416,
     ) -> BookieReader: ...
+    def set_deadline(self, seconds: float | None) -> None:
+        """A deadline ``seconds`` from now for every later call (``None``: none): no
+        request waits past it, and entries not read by then are error rows saying so."""
     def last_readable(self, ledger_id: int, metadata: bytes) -> int:
         """The readable bound of a ledger: its last entry if CLOSED, its last-add-confirmed if OPEN."""
+    def bounded_last(self, ledger_id: int, metadata: bytes, entries: int | None = None) -> tuple[int, str | None]:
+        """The last entry to read, bounded by evidence: a CLOSED ledger's last entry, no further
+        than the managed ledger's count of its entries (``entries``, when known); an OPEN
+        ledger's last-add-confirmed. The text, when not None, says how the two disagreed."""
     def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: int | None = None) -> pa.RecordBatch:
-        """Entries ``first..=last`` of a ledger as ``ledger_id, entry_id, data, error``."""
+        """Entries ``first..=last`` of a ledger as ``ledger_id, entry_id, data, error``; after 64
+        entries in a row that no bookie holds, one row stands for the rest of the range."""
+    def read_window(
+        self, ledger_id: int, metadata: bytes, first: int, last: int, max_bytes: int
+    ) -> tuple[pa.RecordBatch, int | None]:
+        """One window of entries ``first..=last`` (at most 4,096 entries, and no more once
+        ``max_bytes`` of entries arrived) and the entry to go on from (``None``: done)."""
 
 # ---- the typed decode (pulsar_entries.schemas)
 

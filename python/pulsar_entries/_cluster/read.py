@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import pulsar_entries._native as _native
 
@@ -61,7 +62,24 @@ def _error_rows(ledger_id: int, partition: int, message: str) -> pa.Table:
     )
 
 
-def iter_topic(
+#: What :func:`iter_topic` may hold at once by default: entries being read, the batch being
+#: built and the one handed out (bytes).
+DEFAULT_MEMORY_BUDGET = 256 << 20
+#: The smallest budget: a bookie frame may carry an entry of up to 5 MiB.
+MIN_MEMORY_BUDGET = 16 << 20
+
+
+def _window_bytes(memory_budget: int) -> int:
+    """The entry bytes of one window: an eighth of the budget. A window is held twice while it
+    is read (the reader's rows, the Arrow batch built from them), the batch handed out stays
+    alive while the next is read, and the allocators keep some of what was freed: measured,
+    the peak is about 2.5 windows over the interpreter and its modules (benches/README.md)."""
+    if not isinstance(memory_budget, int) or isinstance(memory_budget, bool) or memory_budget < MIN_MEMORY_BUDGET:
+        raise ValueError(f"memory_budget: expected an int of at least {MIN_MEMORY_BUDGET} bytes, got {memory_budget!r}")
+    return memory_budget // 8
+
+
+def iter_layout(
     layout: TopicLayout,
     *,
     reader: Any | None = None,
@@ -70,9 +88,13 @@ def iter_topic(
     start: tuple[int, int] | None = None,
     end: tuple[int, int] | None = None,
     read_compacted: bool = False,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
 ) -> Iterator[pa.Table]:
-    """The topic's entries, a table per ledger, in topic order, partition by
-    partition. A ledger that cannot be read at all gives one error row."""
+    """The entries of a resolved layout, in topic order, partition by partition, in tables of
+    about an eighth of ``memory_budget`` of entry data each (a bookie ledger is read window by
+    window; an offloaded one block run by block run). A ledger that cannot be read at all gives
+    one error row."""
+    window = _window_bytes(memory_budget)
     reader = reader or _native.BookieReader(layout.bookies)
     for part in layout.partitions:
         # The first position to read: the later of `start` and the entry after the compaction horizon.
@@ -85,8 +107,8 @@ def iter_topic(
                 f"compacted ledger {part.compacted.ledger_id}: {NO_METADATA}",
             )
         if read_compacted and part.compacted is not None and part.compacted.metadata is not None:
-            records = reader.read_ledger(part.compacted.ledger_id, part.compacted.metadata)
-            yield from _compacted_entries(records, part)
+            for records in _ledger_windows(part.compacted, part.partition, reader, 0, None, window):
+                yield from _compacted_entries(records, part)
             horizon = part.horizon or _compacted_to(part.compacted)
             if horizon is not None:
                 after = (horizon[0], horizon[1] + 1)
@@ -103,7 +125,91 @@ def iter_topic(
                     break
                 if led.ledger_id == end[0]:
                     last = end[1]
-            yield _read_ledger(led, part.partition, reader, first, last, offload_filesystem, offload_prefix)
+            yield from _read_ledger_windows(
+                led, part.partition, reader, first, last, offload_filesystem, offload_prefix, window
+            )
+
+
+def _read_ledger_windows(
+    led: Ledger, partition: int, reader: Any, first: int, last: int | None, fs: Any, prefix: str, window: int
+) -> Iterator[pa.Table]:
+    """:func:`_read_ledger` in tables of about ``window`` bytes of entries."""
+    off = led.offload
+    if off is not None and (led.metadata is None or off.get("bookkeeper_deleted") or fs is not None):
+        if fs is not None:
+            yield from _offloaded_windows(led, partition, first, last, fs, prefix, window)
+            return
+        yield _read_ledger(led, partition, reader, first, last, fs, prefix)
+        return
+    if led.metadata is None:
+        yield _error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: {NO_METADATA}")
+        return
+    for batch in _ledger_windows(led, partition, reader, first, last, window):
+        yield _with_partition(batch, partition)
+
+
+def _ledger_windows(
+    led: Ledger, partition: int, reader: Any, first: int, last: int | None, window: int
+) -> Iterator[pa.Table]:
+    """A bookie ledger's entries (``ledger_id, entry_id, data, error``), window by window, up to
+    the last entry the evidence supports (see ``BookieReader.bounded_last``); a failure of the
+    whole ledger is one error row."""
+    assert led.metadata is not None
+    if not hasattr(reader, "read_window"):
+        # A bookie's files (BookieFiles): already in memory.
+        try:
+            yield pa.table(reader.read_ledger(led.ledger_id, led.metadata, first, last))
+        except OSError as e:
+            yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
+        return
+    try:
+        bound, conflict = reader.bounded_last(led.ledger_id, led.metadata, led.entries if led.entries > 0 else None)
+    except OSError as e:
+        yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
+        return
+    stop = bound if last is None else min(last, bound)
+    nxt: int | None = first
+    while nxt is not None and nxt <= stop:
+        try:
+            batch, nxt = reader.read_window(led.ledger_id, led.metadata, nxt, stop, window)
+        except OSError as e:
+            yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
+            return
+        yield pa.table(batch)
+    if conflict is not None and (last is None or last > bound):
+        yield _error_rows(led.ledger_id, partition, conflict).drop_columns(["partition"]).set_column(
+            1, "entry_id", pa.array([bound + 1], pa.int64())
+        )
+
+
+def _offloaded_windows(
+    led: Ledger, partition: int, first: int, last: int | None, fs: Any, prefix: str, window: int
+) -> Iterator[pa.Table]:
+    """An offloaded ledger read a run of blocks at a time (about ``window`` bytes each, from its
+    index); without a usable index, whole."""
+    from ..offload import list_blocks, read_blocks, split_blocks
+
+    assert led.offload is not None
+    name = f"{_offloaded_uuid(led.offload)}-ledger-{led.ledger_id}"
+    path = f"{prefix.rstrip('/')}/{name}" if prefix else name
+    try:
+        blocks = list_blocks(path + "-index", ledger_id=led.ledger_id, filesystem=fs)
+    except Exception:
+        # No index, or one that cannot be read: the whole-object read reports it.
+        yield _read_ledger(led, partition, None, first, last, fs, prefix)
+        return
+    hi = last if last is not None else 2**63 - 1
+    wanted = [b for b in blocks if b.first_entry_id <= hi and (b.last_entry_id is None or b.last_entry_id >= first)]
+    for run in split_blocks(wanted, target_bytes=window):
+        lo_off, hi_off = run[0].offset, run[-1].offset + run[-1].length
+        try:
+            with fs.open_input_file(path) as f:
+                data = f.read_at(hi_off - lo_off, lo_off)
+            table = read_blocks(data, run, ledger_id=led.ledger_id, first_entry=first, last_entry=last)
+        except OSError as e:
+            yield _error_rows(led.ledger_id, partition, f"offloaded ledger {led.ledger_id} at {path}: {e}")
+            continue
+        yield _with_partition(table, partition)
 
 
 def _read_ledger(
@@ -138,19 +244,42 @@ def _read_ledger(
 
 
 def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
-    """The compacted ledger's records as topic entries (their original ids)."""
+    """The compacted ledger's records as topic entries (their original ids). A record that
+    cannot be read is one error row (its place in the compacted ledger, and why)."""
     from .._compaction import from_ledger_records
 
     table = pa.table(records)
     good = table.filter(table["error"].is_null())
     bad = table.filter(table["error"].is_valid())
-    entries = from_ledger_records(pa.table({"record": good["data"]}))
-    entries = entries.set_column(
-        entries.schema.get_field_index("partition"),
-        "partition",
-        pa.array([part.partition] * entries.num_rows, pa.int32()),
-    )
-    yield entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
+    if good.num_rows:
+        entries = from_ledger_records(pa.table({"record": good["data"]}))
+        entries = entries.set_column(
+            entries.schema.get_field_index("partition"),
+            "partition",
+            pa.array([part.partition] * entries.num_rows, pa.int32()),
+        )
+        ok = pc.and_(pc.is_valid(entries["ledger_id"]), pc.is_valid(entries["entry_id"]))
+        unreadable = entries.filter(pc.invert(ok))
+        if unreadable.num_rows:
+            # The record's own id could not be read: the row keeps its place in the compacted ledger.
+            where = good.filter(pc.invert(ok))
+            errors = [
+                f"compacted ledger record {lid}:{eid}: {why or 'unreadable record'}"
+                for lid, eid, why in zip(
+                    where["ledger_id"].to_pylist(), where["entry_id"].to_pylist(), unreadable["error"].to_pylist()
+                )
+            ]
+            yield pa.table(
+                {
+                    "ledger_id": where["ledger_id"],
+                    "entry_id": where["entry_id"],
+                    "partition": pa.array([part.partition] * where.num_rows, pa.int32()),
+                    "data": where["data"].cast(pa.binary()),
+                    "error": pa.array(errors, pa.string()),
+                },
+                schema=ENTRY_SCHEMA,
+            )
+        yield entries.filter(ok).select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
     if bad.num_rows:
         yield _with_partition(bad, part.partition)
 
@@ -181,6 +310,8 @@ def read_topic(
     offload_prefix: str = "",
     bookie_dirs: Sequence[str] | None = None,
     timeout: float = 30.0,
+    deadline: float | None = None,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
     typed: bool = False,
     schema: Any = None,
     value_column: bool = True,
@@ -217,8 +348,16 @@ def read_topic(
     are not ``host:port`` need ``bookie_addresses`` (id -> ``host:port``); it
     omits ledger passwords, which ``ledger_password`` stands in for (Pulsar's
     default is empty; only HMAC digests use it).
+
+    ``timeout`` bounds each request: to a bookie (connecting, then each read
+    or READ_LAC, however slowly the bookie answers), to the metadata store and
+    to the admin REST API. ``deadline`` (seconds, optional) bounds the whole
+    read: the entries not read by then are error rows saying so. Ctrl-C
+    stops a read within a second. The result is built from
+    :func:`iter_topic`'s batches (``memory_budget`` bounds what is read at
+    once; the table itself holds the whole topic).
     """
-    layout = topic_layout(
+    batches = iter_topic(
         topic,
         metadata_url=metadata_url,
         admin_url=admin_url,
@@ -226,11 +365,6 @@ def read_topic(
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         partitions=partitions,
-        timeout=timeout,
-        offline=bookie_dirs is not None,
-    )
-    entries = read_layout(
-        layout,
         start_message_id=start_message_id,
         end_message_id=end_message_id,
         read_compacted=read_compacted,
@@ -238,7 +372,10 @@ def read_topic(
         offload_prefix=offload_prefix,
         bookie_dirs=bookie_dirs,
         timeout=timeout,
+        deadline=deadline,
+        memory_budget=memory_budget,
     )
+    entries = pa.Table.from_batches(list(batches), schema=ENTRY_SCHEMA)
     if not typed and schema is None:
         return entries
     from ..schemas import topic_schemas
@@ -249,6 +386,76 @@ def read_topic(
             topic, metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token, timeout=timeout
         )
     return typed_messages(_messages(entries), schema, value_column=value_column)
+
+
+def iter_topic(
+    topic: str,
+    *,
+    metadata_url: str | None = None,
+    admin_url: str | None = None,
+    admin_token: str | None = None,
+    bookie_addresses: Mapping[str, str] | None = None,
+    ledger_password: bytes = b"",
+    partitions: Sequence[int] | None = None,
+    start_message_id: tuple[int, int] | None = None,
+    end_message_id: tuple[int, int] | None = None,
+    read_compacted: bool = False,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    bookie_dirs: Sequence[str] | None = None,
+    timeout: float = 30.0,
+    deadline: float | None = None,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+) -> Iterator[pa.RecordBatch]:
+    """A topic's entries as :func:`read_topic` reads them, as a stream of record batches
+    (``ledger_id, entry_id, partition, data, error``, in topic order), for topics larger than
+    memory. Each batch holds about an eighth of ``memory_budget`` bytes of entries (the budget is
+    256 MiB by default, 16 MiB at least): ledgers are read from the bookies in windows bounded in bytes, and
+    offloaded ones a run of blocks at a time, so what the reader holds stays within the budget
+    whatever the topic's size, as long as the caller lets each batch go (decode it with
+    :func:`pulsar_entries.decode`, write it out, ...). The arguments are :func:`read_topic`'s.
+
+    Reading a stopped bookie's files (``bookie_dirs``) loads the wanted ledgers' entries from the
+    files first, so that path is not bounded by ``memory_budget``.
+    """
+    window = _window_bytes(memory_budget)
+    if deadline is not None and not (isinstance(deadline, (int, float)) and deadline > 0 and deadline < float("inf")):
+        raise ValueError(f"deadline: expected a positive number of seconds, got {deadline!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (0 < timeout < float("inf")):
+        raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
+    import time
+
+    started = time.monotonic()
+    layout = topic_layout(
+        topic,
+        metadata_url=metadata_url,
+        admin_url=admin_url,
+        admin_token=admin_token,
+        bookie_addresses=bookie_addresses,
+        ledger_password=ledger_password,
+        partitions=partitions,
+        timeout=timeout if deadline is None else min(timeout, deadline),
+        offline=bookie_dirs is not None,
+    )
+    left = None if deadline is None else max(0.0, deadline - (time.monotonic() - started))
+    for table in _layout_tables(
+        layout,
+        start_message_id=start_message_id,
+        end_message_id=end_message_id,
+        read_compacted=read_compacted,
+        offload_filesystem=offload_filesystem,
+        offload_prefix=offload_prefix,
+        bookie_dirs=bookie_dirs,
+        timeout=timeout,
+        deadline=left,
+        window=window,
+    ):
+        yield from _single_chunks(table).to_batches()
+
+
+def _single_chunks(table: pa.Table) -> pa.Table:
+    """``table`` with one chunk per column (no copy when it already has)."""
+    return table if all(c.num_chunks <= 1 for c in table.columns) else table.combine_chunks()
 
 
 def _messages(entries: pa.Table, **decode_options: Any) -> pa.Table:
@@ -325,31 +532,60 @@ def read_layout(
     offload_prefix: str = "",
     bookie_dirs: Sequence[str] | None = None,
     timeout: float = 30.0,
+    deadline: float | None = None,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
 ) -> pa.Table:
     """The entries of a resolved layout, as :func:`read_topic` gives them."""
+    tables = _layout_tables(
+        layout,
+        start_message_id=start_message_id,
+        end_message_id=end_message_id,
+        read_compacted=read_compacted,
+        offload_filesystem=offload_filesystem,
+        offload_prefix=offload_prefix,
+        bookie_dirs=bookie_dirs,
+        timeout=timeout,
+        deadline=deadline,
+        window=_window_bytes(memory_budget),
+    )
+    # One chunk per table in every column, and no empty chunks: consumers that walk the record
+    # batches (PySpark's createDataFrame stops at an empty one) see every row.
+    return pa.Table.from_batches([b for t in tables for b in _single_chunks(t).to_batches()], schema=ENTRY_SCHEMA)
+
+
+def _layout_tables(
+    layout: TopicLayout,
+    *,
+    start_message_id: tuple[int, int] | None,
+    end_message_id: tuple[int, int] | None,
+    read_compacted: bool,
+    offload_filesystem: Any,
+    offload_prefix: str,
+    bookie_dirs: Sequence[str] | None,
+    timeout: float,
+    deadline: float | None,
+    window: int,
+) -> Iterator[pa.Table]:
+    """The non-empty entry tables of a layout, the damaged places of a bookie's files first."""
     reader: Any
-    tables: list[pa.Table] = []
     if bookie_dirs is not None:
         ledgers = [led for p in layout.partitions for led in [*p.ledgers, p.compacted] if led is not None]
         reader = BookieFiles(bookie_dirs, ledgers)
         if reader.errors.num_rows:
-            tables.append(_with_partition(reader.errors, -1))
+            yield _with_partition(reader.errors, -1)
     else:
-        reader = _native.BookieReader(layout.bookies, timeout_ms=int(timeout * 1000))
-    tables += list(
-        iter_topic(
-            layout,
-            reader=reader,
-            offload_filesystem=offload_filesystem,
-            offload_prefix=offload_prefix,
-            start=start_message_id,
-            end=end_message_id,
-            read_compacted=read_compacted,
-        )
-    )
-    # One chunk per ledger in every column, and no empty chunks: consumers that walk the record
-    # batches (PySpark's createDataFrame stops at an empty one) see every row.
-    tables = [t.combine_chunks() for t in tables if t.num_rows]
-    if not tables:
-        return ENTRY_SCHEMA.empty_table()
-    return pa.concat_tables(tables)
+        reader = _native.BookieReader(layout.bookies, timeout_ms=max(1, int(timeout * 1000)))
+        if deadline is not None:
+            reader.set_deadline(deadline)
+    for table in iter_layout(
+        layout,
+        reader=reader,
+        offload_filesystem=offload_filesystem,
+        offload_prefix=offload_prefix,
+        start=start_message_id,
+        end=end_message_id,
+        read_compacted=read_compacted,
+        memory_budget=window * 8,
+    ):
+        if table.num_rows:
+            yield table

@@ -37,6 +37,7 @@ from .read import (
     _error_rows,
     _offloaded_uuid,
     _read_ledger,
+    _with_partition,
 )
 
 #: Entries a range reads from a bookie per request and decodes at once (the entries of
@@ -47,6 +48,10 @@ SLICE_ENTRIES = 1024
 SLICE_BYTES = 4 << 20
 #: Entries each read-ahead request fetches past a range's end.
 AHEAD_SLICE = 64
+#: Ranges one ledger is cut into at most: past that, the rest of a claimed ledger is one range
+#: (which stops at the first long run of entries no bookie holds). A ledger of 10,000 ranges of
+#: 50,000 entries is far beyond any real one; a claim of 10^12 entries plans in bounded memory.
+MAX_RANGES_PER_LEDGER = 10_000
 
 
 @dataclass(frozen=True)
@@ -127,12 +132,14 @@ def from_offload(led: Ledger, fs: Any) -> bool:
 def ledger_last(led: Ledger, reader: Any, counter: ReadCounter | None = None) -> int | None:
     """The last readable entry of a ledger: its count from the managed ledger, else
     (the open ledger) the bookies' last-add-confirmed; None when unknown."""
+    closed = led.info.get("last_entry_id")
+    is_closed = isinstance(closed, int) and led.info.get("state") == "CLOSED"
     if led.entries > 0:
-        return led.entries - 1
+        # Evidence, not a claim: a closed ledger holds no more than its metadata's last entry.
+        return min(led.entries - 1, closed) if is_closed else led.entries - 1
     if led.metadata is None or reader is None:
         return None
-    closed = led.info.get("last_entry_id")
-    if isinstance(closed, int) and led.info.get("state") == "CLOSED":
+    if is_closed:
         return closed
     try:
         if counter is not None:
@@ -244,11 +251,15 @@ def plan_ranges(
             if seg.last is not None and not from_offload(seg.ledger, offload_filesystem):
                 # Bookie ledgers fill each range to the entry.
                 lo = seg.first
+                cut = 0
                 while lo <= seg.last:
                     if size >= entries_per_partition:
                         ranges.append(current)
                         current, size = [], 0
+                    cut += 1
                     hi = min(seg.last, lo + entries_per_partition - size - 1)
+                    if cut >= MAX_RANGES_PER_LEDGER:
+                        hi = seg.last
                     current.append(Segment(seg.ledger, lo, hi))
                     size += hi - lo + 1
                     lo = hi + 1
@@ -347,11 +358,36 @@ def _segment_tables(seg: Segment, partition: int, reader: Any, fs: Any, prefix: 
         fake = Partition("", partition, [])
         yield from _compacted_entries(records, fake)
         return
-    if seg.last is None or from_offload(led, fs):
+    if seg.last is None or from_offload(led, fs) or led.metadata is None or not hasattr(reader, "read_window"):
         yield _read_ledger(led, partition, reader, seg.first, seg.last, fs, prefix)
         return
-    for lo in range(seg.first, seg.last + 1, step):
-        yield _read_ledger(led, partition, reader, lo, min(lo + step - 1, seg.last), fs, prefix)
+    lo = seg.first
+    while lo <= seg.last:
+        hi = min(lo + step - 1, seg.last)
+        table, ended = _bookie_slice(led, partition, reader, lo, hi)
+        yield table
+        if ended:
+            # The bookies hold nothing past a long run of missing entries (or the deadline passed):
+            # the slice's last row stands for the rest.
+            return
+        lo = hi + 1
+
+
+def _bookie_slice(led: Ledger, partition: int, reader: Any, lo: int, hi: int) -> tuple[pa.Table, bool]:
+    """Entries ``lo..=hi`` of a bookie ledger, and whether the read ended before ``hi``."""
+    assert led.metadata is not None
+    tables, nxt = [], lo
+    try:
+        while nxt is not None and nxt <= hi:
+            batch, after = reader.read_window(led.ledger_id, led.metadata, nxt, hi, SLICE_BYTES)
+            tables.append(_with_partition(batch, partition))
+            if after is None and batch.num_rows and batch.column(1)[-1].as_py() < hi:
+                return pa.concat_tables(tables), True
+            nxt = after
+    except OSError as e:
+        tables.append(_error_rows(led.ledger_id, partition, str(e)))
+        return pa.concat_tables(tables), True
+    return (pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()), False
 
 
 def _coalesced(tables: Iterator[pa.Table], max_rows: int, max_bytes: int = SLICE_BYTES) -> Iterator[pa.Table]:

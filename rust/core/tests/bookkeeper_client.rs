@@ -22,6 +22,10 @@ enum Mode {
     Serve,
     /// Accepts connections, reads requests, never answers.
     Silent,
+    /// Answers one byte at a time, a byte every 300 ms.
+    Trickle,
+    /// Closes its first connection after answering two reads; serves the next ones.
+    DropOnce,
 }
 
 type Store = HashMap<(i64, i64), Vec<u8>>;
@@ -34,6 +38,8 @@ struct State {
     explicit_lac: Arc<Mutex<Option<Vec<u8>>>>,
     /// Every request this bookie received: (frame length, header word).
     seen: Arc<Mutex<Vec<(usize, u32)>>>,
+    /// Connections accepted.
+    connections: Arc<Mutex<usize>>,
 }
 
 struct Bookie {
@@ -58,13 +64,37 @@ fn read_frame(s: &mut TcpStream) -> Option<Vec<u8>> {
     Some(b)
 }
 
+fn send(s: &mut TcpStream, mode: Mode, f: &[u8]) -> bool {
+    if mode == Mode::Trickle {
+        for b in f {
+            if s.write_all(&[*b]).is_err() {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(300));
+        }
+        return true;
+    }
+    s.write_all(f).is_ok()
+}
+
 fn serve(mut s: TcpStream, mode: Mode, st: State) {
     let State {
         store,
         explicit_lac: explicit,
         seen,
+        connections,
     } = st;
+    let nth = {
+        let mut c = connections.lock().unwrap();
+        *c += 1;
+        *c
+    };
+    let mut answered = 0;
     while let Some(frame) = read_frame(&mut s) {
+        if mode == Mode::DropOnce && nth == 1 && answered == 2 {
+            return;
+        }
+        answered += 1;
         let header = u32::from_be_bytes(frame[0..4].try_into().unwrap());
         seen.lock().unwrap().push((frame.len(), header));
         if mode == Mode::Silent {
@@ -84,7 +114,7 @@ fn serve(mut s: TcpStream, mode: Mode, st: State) {
             out.extend_from_slice(&data.unwrap_or_default());
             let mut f = (out.len() as u32).to_be_bytes().to_vec();
             f.extend_from_slice(&out);
-            if s.write_all(&f).is_err() {
+            if !send(&mut s, mode, &f) {
                 return;
             }
         } else {
@@ -111,7 +141,7 @@ fn serve(mut s: TcpStream, mode: Mode, st: State) {
             let body = resp.encode_to_vec();
             let mut f = (body.len() as u32).to_be_bytes().to_vec();
             f.extend_from_slice(&body);
-            if s.write_all(&f).is_err() {
+            if !send(&mut s, mode, &f) {
                 return;
             }
         }
@@ -126,6 +156,7 @@ fn bookie(mode: Mode) -> Bookie {
         state: State::default(),
     };
     let shared = b.state.clone();
+    // Serves for the test's life; the test process ends it.
     thread::spawn(move || {
         for s in l.incoming().flatten() {
             let shared = shared.clone();
@@ -348,4 +379,276 @@ fn in_recovery_ledgers_are_not_touched() {
         a.state.seen.lock().unwrap().is_empty(),
         "no request was sent"
     );
+}
+
+fn explicit(lac: i64) -> Vec<u8> {
+    let d = Digester::new(DigestType::Crc32c, b"");
+    let mut body = [7i64.to_be_bytes(), lac.to_be_bytes()].concat();
+    body.extend(d.compute(&body, &[]));
+    body
+}
+
+fn three(mode: Mode) -> (Bookie, Bookie, Bookie) {
+    (bookie(mode), bookie(mode), bookie(mode))
+}
+
+#[test]
+fn a_huge_claimed_lac_or_last_entry_allocates_nothing_and_ends_in_one_row() {
+    // A CRC32C digest is not authentication: any bookie can claim any LAC.
+    for claim in [1_000_000_000_000i64, i64::MAX] {
+        let (a, b, c) = three(Mode::Serve);
+        let m = meta(LedgerState::Open, -1, &[&a.addr, &b.addr, &c.addr]);
+        populate(&m, &[&a, &b, &c], 10);
+        for bk in [&a, &b, &c] {
+            *bk.state.explicit_lac.lock().unwrap() = Some(explicit(claim));
+        }
+        let mut client = BookieClient::new(opts());
+        assert_eq!(client.read_lac(&m).unwrap(), claim);
+        let rows = client.read_ledger(&m, 0, None).unwrap();
+        let good = rows.iter().filter(|r| r.data.is_ok()).count();
+        assert_eq!(good, 10, "every entry held is read");
+        // Then ABSENT_RUN entries no bookie has, each a row, then one row for the rest.
+        let absent = pulsar_entries_core::bookkeeper::client::ABSENT_RUN as usize;
+        assert_eq!(rows.len(), 10 + absent + 1, "claim {claim}");
+        let last = rows.last().unwrap();
+        assert_eq!(last.entry_id, 10 + absent as i64);
+        let why = last.data.as_ref().unwrap_err();
+        assert!(
+            why.contains(&format!("..={claim}")) && why.contains("beyond what the bookies hold"),
+            "{why}"
+        );
+    }
+    // A CLOSED ledger whose metadata claims 10^12 entries: the same.
+    let (a, b, c) = three(Mode::Serve);
+    let m = meta(
+        LedgerState::Closed,
+        1_000_000_000_000,
+        &[&a.addr, &b.addr, &c.addr],
+    );
+    populate(&m, &[&a, &b, &c], 4);
+    let mut client = BookieClient::new(opts());
+    let rows = client.read_ledger(&m, 0, None).unwrap();
+    assert_eq!(rows.iter().filter(|r| r.data.is_ok()).count(), 4);
+    assert!(rows.len() < 100, "{} rows", rows.len());
+    // With the managed ledger's count as evidence, the bound is the count, and the conflict is said.
+    let (last, note) = client.bounded_last(&m, Some(4)).unwrap();
+    assert_eq!(last, 3);
+    assert!(note.unwrap().contains("counts 4 entries"));
+    assert_eq!(
+        client.bounded_last(&m, None).unwrap(),
+        (1_000_000_000_000, None)
+    );
+}
+
+#[test]
+fn windows_are_bounded_in_entries_and_bytes() {
+    let (a, b, c) = three(Mode::Serve);
+    let m = meta(LedgerState::Closed, 199, &[&a.addr, &b.addr, &c.addr]);
+    populate(&m, &[&a, &b, &c], 200);
+    let mut client = BookieClient::new(opts());
+    let mut next = Some(0);
+    let mut seen = Vec::new();
+    let mut windows = 0;
+    while let Some(from) = next {
+        // Each payload is 7-9 bytes: a 40-byte budget stops a window after a few entries.
+        let w = client.read_window(&m, from, 199, 40).unwrap();
+        assert!(
+            !w.entries.is_empty() && w.entries.len() <= 8,
+            "{}",
+            w.entries.len()
+        );
+        seen.extend(w.entries.iter().map(|r| r.entry_id));
+        next = w.next;
+        windows += 1;
+    }
+    assert_eq!(seen, (0..200).collect::<Vec<_>>());
+    assert!(windows >= 25, "{windows}");
+}
+
+#[test]
+fn a_trickling_bookie_is_held_to_one_deadline_per_request() {
+    // 2 s of request timeout; the bookie sends a byte every 300 ms, so one frame
+    // (60+ bytes) would take 18 s with a per-read timeout.
+    let (a, b) = (bookie(Mode::Trickle), bookie(Mode::Serve));
+    let mut m = meta(LedgerState::Closed, 3, &[&a.addr, &b.addr]);
+    m.ensemble_size = 2;
+    populate(&m, &[&a, &b], 4);
+    let o = ClientOptions {
+        request_timeout: Duration::from_secs(2),
+        ..opts()
+    };
+    let t = Instant::now();
+    let rows = BookieClient::new(o.clone())
+        .read_ledger(&m, 0, None)
+        .unwrap();
+    let took = t.elapsed();
+    assert_eq!(
+        payloads(&rows),
+        ["entry-0", "entry-1", "entry-2", "entry-3"]
+    );
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    // With no healthy replica the error says it timed out, and after how long.
+    let mut m1 = meta(LedgerState::Closed, 0, &[&a.addr]);
+    (m1.ensemble_size, m1.write_quorum, m1.ack_quorum) = (1, 1, 1);
+    let t = Instant::now();
+    let rows = BookieClient::new(o.clone())
+        .read_ledger(&m1, 0, None)
+        .unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
+    let why = rows[0].data.as_ref().unwrap_err();
+    assert!(why.contains("no answer within 2 s"), "{why}");
+    assert!(!why.contains("os error"), "{why}");
+    // READ_LAC too.
+    let mut open = m1.clone();
+    open.state = LedgerState::Open;
+    let t = Instant::now();
+    let e = BookieClient::new(o)
+        .read_lac(&open)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert!(e.contains("READ_LAC: no answer within 2 s"), "{e}");
+}
+
+#[test]
+fn a_dead_bookie_is_not_asked_again_for_every_ledger() {
+    let (s, b) = (bookie(Mode::Silent), bookie(Mode::Serve));
+    let mut client = BookieClient::new(ClientOptions {
+        request_timeout: Duration::from_secs(1),
+        ..opts()
+    });
+    let t = Instant::now();
+    for ledger in 0..20 {
+        let mut m = meta(LedgerState::Closed, 1, &[&s.addr, &b.addr]);
+        (m.ledger_id, m.ensemble_size) = (ledger, 2);
+        let d = Digester::new(m.digest, &m.password);
+        for e in 0..2 {
+            let bytes = stored(&d, ledger, e, e - 1, format!("entry-{e}").as_bytes());
+            b.state.store.lock().unwrap().insert((ledger, e), bytes);
+        }
+        let rows = client.read_ledger(&m, 0, None).unwrap();
+        assert_eq!(payloads(&rows), ["entry-0", "entry-1"], "ledger {ledger}");
+    }
+    // One timeout for the silent bookie, not twenty.
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn a_dropped_connection_is_reopened_and_the_ledger_read_whole() {
+    let a = bookie(Mode::DropOnce);
+    let mut m = meta(LedgerState::Closed, 9, &[&a.addr]);
+    (m.ensemble_size, m.write_quorum, m.ack_quorum) = (1, 1, 1);
+    populate(&m, &[&a], 10);
+    let rows = BookieClient::new(opts()).read_ledger(&m, 0, None).unwrap();
+    assert_eq!(
+        payloads(&rows),
+        (0..10).map(|e| format!("entry-{e}")).collect::<Vec<_>>()
+    );
+    assert_eq!(*a.state.connections.lock().unwrap(), 2);
+}
+
+#[test]
+fn an_interrupt_stops_a_read_within_a_second() {
+    let s = bookie(Mode::Silent);
+    let mut m = meta(LedgerState::Closed, 3, &[&s.addr]);
+    (m.ensemble_size, m.write_quorum, m.ack_quorum) = (1, 1, 1);
+    let mut client = BookieClient::new(ClientOptions {
+        request_timeout: Duration::from_secs(30),
+        ..opts()
+    });
+    let start = Instant::now();
+    client.set_interrupt(Some(Box::new(move || {
+        start.elapsed() > Duration::from_millis(500)
+    })));
+    let e = client.read_ledger(&m, 0, None).unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert!(
+        matches!(
+            e,
+            pulsar_entries_core::bookkeeper::BookKeeperError::Interrupted(_)
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_operation_deadline_bounds_the_whole_read() {
+    let s = bookie(Mode::Silent);
+    let mut client = BookieClient::new(ClientOptions {
+        request_timeout: Duration::from_secs(30),
+        ..opts()
+    });
+    client.set_deadline(Some(Instant::now() + Duration::from_secs(1)));
+    let t = Instant::now();
+    for ledger in 0..5 {
+        let mut m = meta(LedgerState::Closed, 3, &[&s.addr]);
+        (m.ledger_id, m.ensemble_size, m.write_quorum, m.ack_quorum) = (ledger, 1, 1, 1);
+        let rows = client.read_ledger(&m, 0, None).unwrap();
+        assert!(rows.iter().all(|r| r.data.is_err()));
+    }
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "took {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn hand_built_metadata_with_no_ensemble_is_an_error_not_a_panic() {
+    let mut m = meta(LedgerState::Open, -1, &["a:1", "b:2", "c:3"]);
+    m.segments.clear();
+    let mut client = BookieClient::new(opts());
+    assert!(client
+        .read_lac(&m)
+        .unwrap_err()
+        .to_string()
+        .contains("no ensemble"));
+    m.state = LedgerState::Closed;
+    assert!(client.read_ledger(&m, 0, None).is_err());
+    let mut m = meta(LedgerState::Closed, 3, &["a:1"]);
+    m.ensemble_size = 3;
+    assert!(client
+        .read_ledger(&m, 0, None)
+        .unwrap_err()
+        .to_string()
+        .contains("ensemble size"));
+    assert_eq!(
+        meta(LedgerState::Closed, 3, &["a", "b", "c"])
+            .write_set(i64::MAX)
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn error_texts_stay_short_for_huge_ensembles() {
+    let base = dead_address();
+    let many: Vec<String> = (0..16_000).map(|i| format!("{base}#{i}")).collect();
+    let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    let mut m = meta(LedgerState::Closed, 0, &refs);
+    (m.ensemble_size, m.write_quorum, m.ack_quorum) = (16_000, 16_000, 1);
+    let mut client = BookieClient::with_resolver(
+        opts(),
+        Box::new(|id: &str| Err(format!("unknown bookie {id}"))),
+    );
+    let rows = client.read_ledger(&m, 0, None).unwrap();
+    let why = rows[0].data.as_ref().unwrap_err();
+    assert!(why.len() < 4096, "{} bytes", why.len());
+    assert!(why.contains("and 15992 more"), "{why}");
 }

@@ -4,18 +4,66 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use pulsar_entries_core::bookkeeper::files::{read_bookie, LedgerDirFiles};
-use pulsar_entries_core::bookkeeper::{entries_batch, BookieClient, LedgerMetadata};
+use pulsar_entries_core::bookkeeper::{
+    entries_batch, BookKeeperError, BookieClient, LedgerMetadata,
+};
 use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
 
 use crate::convert::{with_kwargs, KwDict};
-use crate::errors::Result;
+use crate::errors::{guard, Error, Result};
+use crate::pass::Failure;
 
+/// The read-only BookKeeper client. Every call releases the GIL; while it
+/// waits it checks for signals (Ctrl-C) at least every 200 ms and stops with
+/// the signal handler's exception. A panic in the core is a `StorageError`,
+/// and cannot leave the client unusable.
 #[pyclass(module = "pulsar_entries._native")]
 pub struct BookieReader {
     client: Mutex<BookieClient>,
+    /// The exception a signal handler raised while a read waited.
+    signal: Failure,
+}
+
+impl BookieReader {
+    /// Runs `f` on the client with the GIL released; an interrupt re-raises
+    /// the signal handler's exception, a panic is an error.
+    fn with_client<T: Send>(
+        &self,
+        py: Python<'_>,
+        what: &str,
+        f: impl FnOnce(&mut BookieClient) -> Result<T, BookKeeperError> + Send,
+    ) -> Result<T> {
+        let run = || {
+            // A panic while the lock was held poisons it; the client's state
+            // is only connections, so it is taken over (and they are dropped).
+            let mut client = self.client.lock().unwrap_or_else(|p| {
+                let mut c = p.into_inner();
+                c.forget_down();
+                self.client.clear_poison();
+                c
+            });
+            let signal = self.signal.clone();
+            client.set_interrupt(Some(Box::new(move || {
+                Python::attach(|py| match py.check_signals() {
+                    Ok(()) => false,
+                    Err(e) => {
+                        signal.keep(e);
+                        true
+                    }
+                })
+            })));
+            let out = f(&mut client);
+            client.set_interrupt(None);
+            out
+        };
+        guard(what, "StorageError", || {
+            py.detach(run).map_err(|e| self.signal.raise(e))
+        })
+    }
 }
 
 #[pymethods]
@@ -28,12 +76,47 @@ impl BookieReader {
         let client = BookieClient::with_addresses(opts, bookies.unwrap_or_default());
         Ok(Self {
             client: Mutex::new(client),
+            signal: Failure::default(),
+        })
+    }
+
+    /// A deadline `seconds` from now for every later call (`None`: none).
+    #[pyo3(signature = (seconds))]
+    fn set_deadline(&self, py: Python<'_>, seconds: Option<f64>) -> Result<()> {
+        let deadline = match seconds {
+            None => None,
+            Some(s) if s.is_finite() && s >= 0.0 => {
+                Some(Instant::now() + Duration::from_secs_f64(s.min(1e9)))
+            }
+            Some(s) => {
+                return Err(Error::Raise(
+                    "OptionsError",
+                    format!("deadline: expected a non-negative number of seconds, got {s}"),
+                ))
+            }
+        };
+        self.with_client(py, "set_deadline", |c| {
+            c.set_deadline(deadline);
+            Ok(())
         })
     }
 
     fn last_readable(&self, py: Python<'_>, ledger_id: i64, metadata: &[u8]) -> Result<i64> {
         let m = LedgerMetadata::parse(ledger_id, metadata)?;
-        Ok(py.detach(|| self.client.lock().expect("reader lock").last_readable(&m))?)
+        self.with_client(py, "last_readable", |c| c.last_readable(&m))
+    }
+
+    /// `(last, conflict)`: see the core's `BookieClient::bounded_last`.
+    #[pyo3(signature = (ledger_id, metadata, entries=None))]
+    fn bounded_last(
+        &self,
+        py: Python<'_>,
+        ledger_id: i64,
+        metadata: &[u8],
+        entries: Option<i64>,
+    ) -> Result<(i64, Option<String>)> {
+        let m = LedgerMetadata::parse(ledger_id, metadata)?;
+        self.with_client(py, "bounded_last", |c| c.bounded_last(&m, entries))
     }
 
     #[pyo3(signature = (ledger_id, metadata, first=0, last=None))]
@@ -46,11 +129,32 @@ impl BookieReader {
         last: Option<i64>,
     ) -> Result<Py<PyAny>> {
         let m = LedgerMetadata::parse(ledger_id, metadata)?;
-        let read = |c: &mut BookieClient| c.read_ledger(&m, first, last);
-        let rows = py.detach(|| read(&mut self.client.lock().expect("reader lock")))?;
+        let rows = self.with_client(py, "read_ledger", |c| c.read_ledger(&m, first, last))?;
         Ok(PyRecordBatch::new(entries_batch(&rows))
             .into_pyarrow(py)?
             .unbind())
+    }
+
+    /// One window of `first..=last`: `(entries, next)`; see the core's
+    /// `BookieClient::read_window`.
+    #[pyo3(signature = (ledger_id, metadata, first, last, max_bytes))]
+    fn read_window(
+        &self,
+        py: Python<'_>,
+        ledger_id: i64,
+        metadata: &[u8],
+        first: i64,
+        last: i64,
+        max_bytes: usize,
+    ) -> Result<(Py<PyAny>, Option<i64>)> {
+        let m = LedgerMetadata::parse(ledger_id, metadata)?;
+        let w = self.with_client(py, "read_window", |c| {
+            c.read_window(&m, first, last, max_bytes)
+        })?;
+        let batch = PyRecordBatch::new(entries_batch(&w.entries))
+            .into_pyarrow(py)?
+            .unbind();
+        Ok((batch, w.next))
     }
 }
 
@@ -70,8 +174,9 @@ pub fn read_bookie_dirs(
     let metas = ledgers.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
     let dir = |(dir, logs, index)| LedgerDirFiles { dir, logs, index };
     let dirs: Vec<_> = dirs.into_iter().map(dir).collect();
-    let (batch, scanned, journaled) =
-        py.detach(|| read_bookie(&dirs, &journals, &metas).into_parts());
+    let (batch, scanned, journaled) = guard("read_bookie_dirs", "StorageError", || {
+        Ok(py.detach(|| read_bookie(&dirs, &journals, &metas).into_parts()))
+    })?;
     let batch = PyRecordBatch::new(batch).into_pyarrow(py)?.unbind();
     Ok((batch, scanned, journaled))
 }

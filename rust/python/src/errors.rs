@@ -170,6 +170,25 @@ impl From<Error> for PyErr {
     }
 }
 
+/// Runs `f`, turning a panic into an error of `class` (a bug reaches the
+/// caller as an exception it can catch, never as a `PanicException`).
+pub fn guard<T>(what: &str, class: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::Raise(
+                class,
+                format!("{what}: internal error ({msg}); this is a bug, please report it"),
+            ))
+        }
+    }
+}
+
 /// Adds every class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let errors = m.py().import("pulsar_entries._errors")?;

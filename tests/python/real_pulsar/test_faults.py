@@ -162,7 +162,7 @@ def _read(layout: Any, proxies: dict[str, BookieProxy]) -> pa.Table:
     reader = _native.BookieReader(
         {b: p.address for b, p in proxies.items()}, timeout_ms=1500, connect_timeout_ms=1000, pipeline_depth=8
     )
-    return pa.concat_tables(list(_cluster.iter_topic(layout, reader=reader)))
+    return pa.concat_tables(list(_cluster.iter_layout(layout, reader=reader)))
 
 
 def _proxies(layout: Any) -> dict[str, BookieProxy]:

@@ -10,6 +10,19 @@
 //! It never disturbs the cluster: no request fences (see [`super::protocol`]),
 //! no master key is ever sent, nothing past the last-add-confirmed of an OPEN
 //! ledger is read, and an IN_RECOVERY ledger is not touched.
+//!
+//! It trusts no claim it has no evidence for. A ledger is read in windows
+//! ([`BookieClient::read_window`]) whose size is bounded in entries and bytes,
+//! so a `lastEntryId` or a last-add-confirmed of 10^12 allocates nothing:
+//! reading stops once [`ABSENT_RUN`] entries in a row are on no bookie
+//! (every replica answered "no such entry"), and the rest of the claimed
+//! range is one error row. Each request has one deadline (the request
+//! timeout, re-armed against what is left of it on every socket read, so a
+//! bookie trickling bytes cannot stretch it), and the caller may give one for
+//! the whole operation. A connection cut mid-read is reopened, with backoff,
+//! within the deadline; a bookie that cannot be reached or does not answer is
+//! not asked again for a while ([`DOWN_FOR`]). An interrupt check, when set,
+//! is polled at least every [`POLL`] while waiting.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{self, Write};
@@ -19,6 +32,8 @@ use std::time::{Duration, Instant};
 use super::digest::Digester;
 use super::ledger::{LedgerMetadata, LedgerState};
 use super::protocol::{self, Rc, V2Response};
+pub use super::transport::{human, Connector, Transport, POLL};
+use super::transport::{io_why, is_drop, Stop, Timed};
 use super::BookKeeperError;
 
 /// How the client talks to bookies.
@@ -33,6 +48,9 @@ pub struct ClientOptions {
     /// The largest response frame accepted, checked before allocating. A
     /// bookie's own default (`nettyMaxFrameSizeBytes`) is 5 MiB.
     pub max_frame_bytes: usize,
+    /// The pause before reconnecting after a dropped connection, doubled at
+    /// each of the (at most three) attempts.
+    pub reconnect_backoff: Duration,
 }
 
 impl ClientOptions {
@@ -58,6 +76,7 @@ impl ClientOptions {
             request_timeout: Duration::from_millis(request_timeout_ms),
             pipeline_depth,
             max_frame_bytes,
+            reconnect_backoff: Duration::from_millis(100),
         })
     }
 }
@@ -69,9 +88,21 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             pipeline_depth: 64,
             max_frame_bytes: 5 * 1024 * 1024 + 64 * 1024,
+            reconnect_backoff: Duration::from_millis(100),
         }
     }
 }
+
+/// Consecutive entries that no bookie holds after which the rest of a claimed
+/// range is taken as absent (one error row) instead of being asked for.
+pub const ABSENT_RUN: i64 = 64;
+/// Entries one window asks for at most.
+pub const MAX_WINDOW: i64 = 4096;
+/// How long a bookie that could not be reached, or did not answer in time,
+/// is skipped before it is tried again.
+pub const DOWN_FOR: Duration = Duration::from_secs(30);
+/// Reconnections to one bookie within one window after a dropped connection.
+const RECONNECTS: u32 = 3;
 
 /// One entry read from a ledger: its payload (the Pulsar entry, digest
 /// checked and BookKeeper header removed), or why no replica served it.
@@ -82,17 +113,37 @@ pub struct ReadEntry {
     pub data: Result<Vec<u8>, String>,
 }
 
+/// One window of a ledger read by [`BookieClient::read_window`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// A row per entry read or failed, in entry order; the last row may stand
+    /// for the rest of the range (see [`ABSENT_RUN`]).
+    pub entries: Vec<ReadEntry>,
+    /// The entry to continue from, or `None` when the range is done.
+    pub next: Option<i64>,
+}
+
 /// Turns a bookie id from the ledger metadata into a socket address
 /// (`host:port`). The default takes the id itself, which is what legacy and
 /// standalone bookies register as.
 pub type Resolver = dyn Fn(&str) -> Result<String, String> + Send + Sync;
 
+/// Asked while the client waits: `true` stops the read with
+/// [`BookKeeperError::Interrupted`].
+pub type Interrupt = dyn Fn() -> bool + Send + Sync;
+
 /// Connections to bookies, reused across ledgers.
 pub struct BookieClient {
     opts: ClientOptions,
     resolver: Box<Resolver>,
-    v2: HashMap<String, TcpStream>,
+    v2: HashMap<String, Box<dyn Transport>>,
     next_txn: u64,
+    connector: Option<Box<Connector>>,
+    /// Bookies not to ask before the instant, and why.
+    down: HashMap<String, (Instant, String)>,
+    interrupt: Option<Box<Interrupt>>,
+    deadline: Option<Instant>,
+    last_poll: Instant,
 }
 
 impl std::fmt::Debug for BookieClient {
@@ -100,8 +151,27 @@ impl std::fmt::Debug for BookieClient {
         f.debug_struct("BookieClient")
             .field("opts", &self.opts)
             .field("connections", &self.v2.keys().collect::<Vec<_>>())
+            .field("down", &self.down.keys().collect::<Vec<_>>())
             .finish()
     }
+}
+
+/// What one replica said about one entry.
+enum Answer {
+    Data(Vec<u8>),
+    /// The bookie does not have it (ENOENTRY / ENOLEDGER).
+    Absent(String),
+    Failed(String),
+}
+
+/// What one pipelined exchange with one bookie ended with.
+enum Broken {
+    /// The connection dropped: worth reconnecting.
+    Dropped(String),
+    /// No answer in time, or an answer that is not the protocol: the bookie
+    /// is not asked again for a while.
+    Bad(String),
+    Interrupted,
 }
 
 impl BookieClient {
@@ -118,6 +188,11 @@ impl BookieClient {
             resolver,
             v2: HashMap::new(),
             next_txn: 1,
+            connector: None,
+            down: HashMap::new(),
+            interrupt: None,
+            deadline: None,
+            last_poll: Instant::now(),
         }
     }
 
@@ -129,6 +204,86 @@ impl BookieClient {
     ) -> Self {
         let resolve = move |id: &str| Ok(addresses.get(id).map_or(id, String::as_str).to_string());
         Self::with_resolver(opts, Box::new(resolve))
+    }
+
+    /// A client whose connections come from `connect` (bookie id, time
+    /// allowed) instead of TCP.
+    pub fn with_connector(opts: ClientOptions, connect: Box<Connector>) -> Self {
+        let mut c = Self::new(opts);
+        c.connector = Some(connect);
+        c
+    }
+
+    /// Sets the check polled while waiting (at least every [`POLL`]); when it
+    /// answers `true` the read stops with [`BookKeeperError::Interrupted`].
+    pub fn set_interrupt(&mut self, check: Option<Box<Interrupt>>) {
+        self.interrupt = check;
+    }
+
+    /// Sets a deadline for everything the client does until it is changed:
+    /// no request waits past it, and the entries not read by then are error
+    /// rows saying so.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// Forgets which bookies were found down.
+    pub fn forget_down(&mut self) {
+        self.down.clear();
+    }
+
+    fn interrupted(&mut self) -> bool {
+        match &self.interrupt {
+            Some(check) if self.last_poll.elapsed() >= POLL / 2 => {
+                self.last_poll = Instant::now();
+                check()
+            }
+            _ => false,
+        }
+    }
+
+    /// The deadline of a request sent now.
+    fn request_deadline(&self) -> Instant {
+        let d = Instant::now() + self.opts.request_timeout;
+        self.deadline.map_or(d, |op| op.min(d))
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Why a wait that hit `deadline` ended: the request's own timeout or the
+    /// operation's deadline.
+    fn timeout_why(&self, what: &str) -> String {
+        if self.past_deadline() {
+            format!("{what}: the operation's deadline passed")
+        } else {
+            format!(
+                "{what}: no answer within {} (the request timeout)",
+                human(self.opts.request_timeout)
+            )
+        }
+    }
+
+    fn mark_down(&mut self, bookie: &str, why: &str) {
+        self.down.insert(
+            bookie.to_string(),
+            (Instant::now() + DOWN_FOR, why.to_string()),
+        );
+    }
+
+    /// `Some(why)` when `bookie` was found down less than [`DOWN_FOR`] ago.
+    fn is_down(&mut self, bookie: &str) -> Option<String> {
+        match self.down.get(bookie) {
+            Some((until, why)) if Instant::now() < *until => {
+                Some(format!("not asked: found down recently ({why})"))
+            }
+            Some(_) => {
+                self.down.remove(bookie);
+                None
+            }
+            None => None,
+        }
     }
 
     /// The readable upper bound of a ledger: `last_entry_id` of a CLOSED
@@ -144,9 +299,41 @@ impl BookieClient {
         }
     }
 
+    /// The last entry to read, bounded by evidence: a CLOSED ledger's
+    /// `lastEntryId`, no further than the managed ledger's count of its
+    /// entries (`entries`, when known), and an OPEN ledger's
+    /// last-add-confirmed. When the two disagree, the second value says so
+    /// (one error row for the caller); the read itself stops at entries no
+    /// bookie holds (see [`Self::read_window`]).
+    pub fn bounded_last(
+        &mut self,
+        meta: &LedgerMetadata,
+        entries: Option<i64>,
+    ) -> Result<(i64, Option<String>), BookKeeperError> {
+        let last = self.last_readable(meta)?;
+        match entries {
+            Some(n)
+                if n >= 0 && meta.state == LedgerState::Closed && n.saturating_sub(1) != last =>
+            {
+                let kept = last.min(n - 1);
+                Ok((
+                    kept,
+                    Some(format!(
+                        "ledger {}: its metadata says the last entry is {last} where the managed ledger counts {n} entries; read up to entry {kept}",
+                        meta.ledger_id
+                    )),
+                ))
+            }
+            _ => Ok((last, None)),
+        }
+    }
+
     /// Reads entries `first..=last` of a ledger, bounded by
-    /// [`Self::last_readable`]. Every requested entry up to that bound gives
-    /// one [`ReadEntry`], in entry order.
+    /// [`Self::last_readable`], window after window. Every requested entry up
+    /// to that bound gives one [`ReadEntry`], in entry order, except a run of
+    /// entries no bookie holds: after [`ABSENT_RUN`] of them, one row stands
+    /// for the rest of the claimed range. The result holds what the bookies
+    /// really sent, never a claimed count.
     pub fn read_ledger(
         &mut self,
         meta: &LedgerMetadata,
@@ -155,62 +342,205 @@ impl BookieClient {
     ) -> Result<Vec<ReadEntry>, BookKeeperError> {
         let bound = self.last_readable(meta)?;
         let last = last.map_or(bound, |l| l.min(bound));
+        let mut out = Vec::new();
+        let mut next = Some(first);
+        while let Some(from) = next {
+            let w = self.read_window(meta, from, last, usize::MAX)?;
+            out.extend(w.entries);
+            next = w.next;
+        }
+        Ok(out)
+    }
+
+    /// Reads one window of entries from `first` towards `last` (inclusive,
+    /// already bounded by [`Self::last_readable`]): at most [`MAX_WINDOW`]
+    /// entries, and no more once `max_bytes` of payload have arrived (the
+    /// requests in flight then still complete). [`Window::next`] says where to
+    /// go on. Nothing is allocated for entries not yet asked for.
+    pub fn read_window(
+        &mut self,
+        meta: &LedgerMetadata,
+        first: i64,
+        last: i64,
+        max_bytes: usize,
+    ) -> Result<Window, BookKeeperError> {
         if first < 0 {
             return Err(BookKeeperError::Options(format!(
                 "first entry {first} is negative"
             )));
         }
+        if meta.state == LedgerState::InRecovery {
+            return Err(BookKeeperError::Io(format!(
+                "ledger {} is in recovery (another client fenced it); not read until it is closed",
+                meta.ledger_id
+            )));
+        }
+        meta.check_ensembles()?;
+        let mut out = Vec::new();
         if last < first {
-            return Ok(Vec::new());
+            return Ok(Window {
+                entries: out,
+                next: None,
+            });
         }
         let digester = Digester::new(meta.digest, &meta.password);
+        let mut bytes = 0usize;
+        let mut absent_run = 0i64;
+        let mut from = first;
+        let end = last.min(first.saturating_add(MAX_WINDOW - 1));
+        // Sub-windows of one pipeline each, grown while entries are small.
+        let mut step = (self.opts.pipeline_depth as i64).max(1);
+        while from <= end {
+            if self.past_deadline() {
+                out.push(ReadEntry {
+                    ledger_id: meta.ledger_id,
+                    entry_id: from,
+                    data: Err(format!(
+                        "ledger {} entries {from}..={last}: not read, the operation's deadline passed",
+                        meta.ledger_id
+                    )),
+                });
+                return Ok(Window {
+                    entries: out,
+                    next: None,
+                });
+            }
+            let to = end.min(from.saturating_add(step - 1));
+            let rows = self.read_span(meta, from, to, &digester)?;
+            for (e, answer) in rows {
+                match answer {
+                    Ok(data) => {
+                        absent_run = 0;
+                        bytes = bytes.saturating_add(data.len());
+                        out.push(ReadEntry {
+                            ledger_id: meta.ledger_id,
+                            entry_id: e,
+                            data: Ok(data),
+                        });
+                    }
+                    Err((why, absent)) => {
+                        absent_run = if absent { absent_run + 1 } else { 0 };
+                        if absent_run > ABSENT_RUN {
+                            out.push(ReadEntry {
+                                ledger_id: meta.ledger_id,
+                                entry_id: e,
+                                data: Err(format!(
+                                    "ledger {} entries {e}..={last}: not read: {ABSENT_RUN} entries in a row before them are on no bookie, so the claimed last entry {last} ({}) is beyond what the bookies hold",
+                                    meta.ledger_id,
+                                    if meta.state == LedgerState::Closed {
+                                        "the ledger metadata's lastEntryId"
+                                    } else {
+                                        "the bookies' last-add-confirmed"
+                                    }
+                                )),
+                            });
+                            return Ok(Window {
+                                entries: out,
+                                next: None,
+                            });
+                        }
+                        out.push(ReadEntry {
+                            ledger_id: meta.ledger_id,
+                            entry_id: e,
+                            data: Err(why),
+                        });
+                    }
+                }
+            }
+            from = to.saturating_add(1);
+            if to == i64::MAX || bytes >= max_bytes {
+                break;
+            }
+            // Size the next step to what is left of the byte budget.
+            let avg = bytes / out.len().max(1);
+            let left = max_bytes.saturating_sub(bytes);
+            let fit = left
+                .checked_div(avg)
+                .map_or(MAX_WINDOW, |n| n.max(1) as i64);
+            step = fit.clamp(1, (self.opts.pipeline_depth as i64).max(1) * 4);
+        }
+        let next = (from <= last).then_some(from);
+        Ok(Window { entries: out, next })
+    }
+
+    /// Entries `first..=last` (a span of at most a few pipelines), each tried
+    /// on its write set in order: its payload, or why not and whether every
+    /// replica said it does not have it.
+    #[allow(clippy::type_complexity)]
+    fn read_span(
+        &mut self,
+        meta: &LedgerMetadata,
+        first: i64,
+        last: i64,
+        digester: &Digester,
+    ) -> Result<Vec<(i64, Result<Vec<u8>, (String, bool)>)>, BookKeeperError> {
         let mut done: BTreeMap<i64, Vec<u8>> = BTreeMap::new();
-        let mut failures: HashMap<i64, Vec<String>> = HashMap::new();
+        let mut failures: HashMap<i64, (Vec<String>, usize)> = HashMap::new();
+        let mut absent: HashMap<i64, usize> = HashMap::new();
         let mut todo: Vec<i64> = (first..=last).collect();
         for attempt in 0..meta.write_quorum {
             if todo.is_empty() {
                 break;
             }
             // Group this attempt's entries by the bookie to ask.
-            let mut by_bookie: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+            let mut by_bookie: BTreeMap<String, Vec<i64>> = BTreeMap::new();
             for &e in &todo {
                 by_bookie
-                    .entry(meta.write_set(e)[attempt])
+                    .entry(meta.replica(e, attempt).to_string())
                     .or_default()
                     .push(e);
             }
             let mut retry = Vec::new();
             for (bookie, entries) in by_bookie {
-                for (e, result) in self.read_from(bookie, meta.ledger_id, &entries, &digester) {
-                    match result {
-                        Ok(payload) => {
+                let answers = match self.is_down(&bookie) {
+                    Some(why) => entries
+                        .iter()
+                        .map(|&e| (e, Answer::Failed(why.clone())))
+                        .collect(),
+                    None => self.read_from(&bookie, meta.ledger_id, &entries, digester)?,
+                };
+                for (e, answer) in answers {
+                    match answer {
+                        Answer::Data(payload) => {
                             done.insert(e, payload);
                         }
-                        Err(why) => {
-                            failures
-                                .entry(e)
-                                .or_default()
-                                .push(format!("{bookie}: {why}"));
+                        Answer::Absent(why) => {
+                            *absent.entry(e).or_default() += 1;
+                            push_failure(&mut failures, e, &bookie, &why);
+                            retry.push(e);
+                        }
+                        Answer::Failed(why) => {
+                            push_failure(&mut failures, e, &bookie, &why);
                             retry.push(e);
                         }
                     }
                 }
             }
             retry.sort_unstable();
+            retry.dedup();
             todo = retry;
         }
         Ok((first..=last)
-            .map(|e| ReadEntry {
-                ledger_id: meta.ledger_id,
-                entry_id: e,
-                data: done.remove(&e).ok_or_else(|| {
-                    let f = failures.remove(&e).unwrap_or_default();
-                    format!(
-                        "ledger {} entry {e}: no replica served it ({})",
-                        meta.ledger_id,
-                        f.join("; ")
+            .map(|e| {
+                let answer = done.remove(&e).ok_or_else(|| {
+                    let (listed, total) = failures.remove(&e).unwrap_or_default();
+                    let more = total.saturating_sub(listed.len());
+                    let tail = if more > 0 {
+                        format!("; and {more} more")
+                    } else {
+                        String::new()
+                    };
+                    let none_has = absent.get(&e).copied().unwrap_or(0) >= meta.write_quorum;
+                    (
+                        format!(
+                            "ledger {} entry {e}: no replica served it ({}{tail})",
+                            meta.ledger_id,
+                            listed.join("; ")
+                        ),
+                        none_has,
                     )
-                }),
+                });
+                (e, answer)
             })
             .collect())
     }
@@ -220,18 +550,32 @@ impl BookieClient {
     /// LAC carried by each bookie's last entry, once enough bookies answered
     /// (BookKeeper's coverage rule). -1 when the ledger is empty.
     pub fn read_lac(&mut self, meta: &LedgerMetadata) -> Result<i64, BookKeeperError> {
-        let seg = meta.segments.last().expect("metadata has an ensemble");
+        meta.check_ensembles()?;
+        let Some(seg) = meta.segments.last() else {
+            return Err(BookKeeperError::Metadata(format!(
+                "ledger {}: no ensemble",
+                meta.ledger_id
+            )));
+        };
         let digester = Digester::new(meta.digest, &meta.password);
         let mut lac = -1i64;
         let mut answered = vec![false; seg.bookies.len()];
         let mut errors = Vec::new();
         for (i, bookie) in seg.bookies.iter().enumerate() {
-            match self.read_lac_from(bookie, meta.ledger_id, &digester) {
+            let got = match self.is_down(bookie) {
+                Some(why) => Err(why),
+                None => self.read_lac_from(bookie, meta.ledger_id, &digester)?,
+            };
+            match got {
                 Ok(v) => {
                     answered[i] = true;
                     lac = lac.max(v);
                 }
-                Err(e) => errors.push(format!("{bookie}: {e}")),
+                Err(e) => {
+                    if errors.len() < MAX_LISTED {
+                        errors.push(format!("{bookie}: {e}"));
+                    }
+                }
             }
         }
         // Covered when, in every write-quorum window, fewer than the ack
@@ -244,8 +588,15 @@ impl BookieClient {
                 < meta.ack_quorum
         });
         if !covered {
+            let failed = answered.iter().filter(|a| !**a).count();
+            let more = failed.saturating_sub(errors.len());
+            let tail = if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            };
             return Err(BookKeeperError::Io(format!(
-                "last-add-confirmed of open ledger {} unknown: too few bookies answered ({})",
+                "last-add-confirmed of open ledger {} unknown: too few bookies answered ({}{tail})",
                 meta.ledger_id,
                 errors.join("; ")
             )));
@@ -253,7 +604,24 @@ impl BookieClient {
         Ok(lac)
     }
 
+    /// One bookie's last-add-confirmed, or why not; `Err` only when interrupted.
     fn read_lac_from(
+        &mut self,
+        bookie: &str,
+        ledger_id: i64,
+        digester: &Digester,
+    ) -> Result<Result<i64, String>, BookKeeperError> {
+        let r = self.lac_from(bookie, ledger_id, digester);
+        if r.as_ref().is_err_and(|e| e.is_empty()) {
+            return Err(BookKeeperError::Interrupted(format!(
+                "interrupted while asking {bookie} for the last-add-confirmed of ledger {ledger_id}"
+            )));
+        }
+        Ok(r)
+    }
+
+    /// [`Self::read_lac_from`]'s work; an empty error means interrupted.
+    fn lac_from(
         &mut self,
         bookie: &str,
         ledger_id: i64,
@@ -261,15 +629,30 @@ impl BookieClient {
     ) -> Result<i64, String> {
         // READ_LAC is v3: it gets a connection of its own, closed afterwards,
         // since the v2 reads switch their connection to v2 for good.
-        let mut conn = self.connect(bookie)?;
+        let mut conn = match self.connect(bookie) {
+            Ok(c) => c,
+            Err(why) => {
+                self.mark_down(bookie, &why);
+                return Err(why);
+            }
+        };
         let txn = self.next_txn;
         self.next_txn += 1;
-        conn.write_all(&protocol::read_lac_request(ledger_id, txn))
-            .map_err(|e| format!("sending READ_LAC: {e}"))?;
-        conn.set_read_timeout(Some(self.opts.request_timeout))
-            .map_err(|e| e.to_string())?;
-        let frame =
-            protocol::read_frame(&mut conn, self.opts.max_frame_bytes).map_err(|e| io_why(&e))?;
+        if let Err(e) = conn.write_all(&protocol::read_lac_request(ledger_id, txn)) {
+            return Err(format!("sending READ_LAC: {}", io_why(&e)));
+        }
+        let deadline = self.request_deadline();
+        let (frame, stop) = self.timed_frame(conn.as_mut(), deadline);
+        let frame = match (frame, stop) {
+            (_, Some(Stop::Interrupted)) => return Err(String::new()),
+            (_, Some(Stop::TimedOut)) => {
+                let why = self.timeout_why("READ_LAC");
+                self.mark_down(bookie, &why);
+                return Err(why);
+            }
+            (Err(e), None) => return Err(io_why(&e)),
+            (Ok(f), None) => f,
+        };
         let r = protocol::decode_lac(&frame).map_err(|e| e.to_string())?;
         if r.txn_id != txn {
             return Err(format!(
@@ -295,19 +678,71 @@ impl BookieClient {
         Ok(lac)
     }
 
-    fn connect(&self, bookie: &str) -> Result<TcpStream, String> {
+    /// One frame from `conn` by `deadline`, checking the interrupt meanwhile.
+    fn timed_frame(
+        &mut self,
+        conn: &mut dyn Transport,
+        deadline: Instant,
+    ) -> (io::Result<Vec<u8>>, Option<Stop>) {
+        let max = self.opts.max_frame_bytes;
+        let interrupt = self.interrupt.as_deref();
+        let mut last_poll = self.last_poll;
+        let mut check = || match interrupt {
+            Some(f) if last_poll.elapsed() >= POLL / 2 => {
+                last_poll = Instant::now();
+                f()
+            }
+            _ => false,
+        };
+        let mut timed = Timed {
+            conn,
+            deadline,
+            check: &mut check,
+            stop: None,
+        };
+        let frame = protocol::read_frame(&mut timed, max);
+        let stop = timed.stop.take();
+        self.last_poll = last_poll;
+        (frame, stop)
+    }
+
+    fn connect(&self, bookie: &str) -> Result<Box<dyn Transport>, String> {
+        if let Some(connect) = &self.connector {
+            let left = self
+                .request_deadline()
+                .saturating_duration_since(Instant::now());
+            return connect(bookie, self.opts.connect_timeout.min(left));
+        }
         let addr = (self.resolver)(bookie)?;
         let addrs: Vec<_> = addr
             .to_socket_addrs()
             .map_err(|e| format!("cannot resolve {addr}: {e}"))?
+            .take(8)
             .collect();
         let mut last = format!("{addr} resolves to no address");
         for a in addrs {
-            match TcpStream::connect_timeout(&a, self.opts.connect_timeout) {
+            let left = self
+                .request_deadline()
+                .saturating_duration_since(Instant::now());
+            let wait = self.opts.connect_timeout.min(left);
+            if wait.is_zero() {
+                return Err(format!(
+                    "cannot connect to {a}: the operation's deadline passed"
+                ));
+            }
+            match TcpStream::connect_timeout(&a, wait) {
                 Ok(s) => {
                     s.set_nodelay(true).ok();
                     s.set_write_timeout(Some(self.opts.request_timeout)).ok();
-                    return Ok(s);
+                    return Ok(Box::new(s));
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    last = format!("cannot connect to {a}: no answer within {}", human(wait))
                 }
                 Err(e) => last = format!("cannot connect to {a}: {}", io_why(&e)),
             }
@@ -316,59 +751,121 @@ impl BookieClient {
     }
 
     /// Reads `entries` of one ledger from one bookie, pipelined. Every entry
-    /// gets a result; a broken connection fails the entries still pending.
+    /// gets an answer. A dropped connection is reopened (with backoff, at
+    /// most [`RECONNECTS`] times, within the deadline) for the entries still
+    /// pending; a bookie that does not answer in time, or cannot be reached,
+    /// is marked down.
     fn read_from(
         &mut self,
         bookie: &str,
         ledger_id: i64,
         entries: &[i64],
         digester: &Digester,
-    ) -> Vec<(i64, Result<Vec<u8>, String>)> {
+    ) -> Result<Vec<(i64, Answer)>, BookKeeperError> {
         let mut out = Vec::with_capacity(entries.len());
-        let mut conn = match self.v2.remove(bookie) {
-            Some(c) => c,
-            None => match self.connect(bookie) {
-                Ok(c) => c,
-                Err(why) => return entries.iter().map(|&e| (e, Err(why.clone()))).collect(),
-            },
-        };
-        let mut queue: VecDeque<i64> = entries.iter().copied().collect();
-        let mut in_flight: VecDeque<(i64, Instant)> = VecDeque::new();
+        let mut pending: VecDeque<i64> = entries.iter().copied().collect();
+        let mut reconnects = 0u32;
+        loop {
+            let mut conn = match self.v2.remove(bookie) {
+                Some(c) => c,
+                None => match self.connect(bookie) {
+                    Ok(c) => c,
+                    Err(why) => {
+                        self.mark_down(bookie, &why);
+                        out.extend(
+                            pending
+                                .into_iter()
+                                .map(|e| (e, Answer::Failed(why.clone()))),
+                        );
+                        return Ok(out);
+                    }
+                },
+            };
+            match self.exchange(conn.as_mut(), ledger_id, &mut pending, digester, &mut out) {
+                None => {
+                    self.v2.insert(bookie.to_string(), conn);
+                    return Ok(out);
+                }
+                Some(Broken::Interrupted) => {
+                    return Err(BookKeeperError::Interrupted(format!(
+                        "interrupted while reading ledger {ledger_id} from {bookie}"
+                    )))
+                }
+                Some(Broken::Dropped(why)) if reconnects < RECONNECTS && !pending.is_empty() => {
+                    // Back off, then reconnect for what is pending.
+                    reconnects += 1;
+                    let pause = self.opts.reconnect_backoff * (1 << (reconnects - 1));
+                    if Instant::now() + pause >= self.request_deadline() {
+                        out.extend(pending.drain(..).map(|e| (e, Answer::Failed(why.clone()))));
+                        return Ok(out);
+                    }
+                    self.sleep(pause)?;
+                }
+                Some(Broken::Dropped(why)) | Some(Broken::Bad(why)) => {
+                    // Not asked again for a while: the next ledgers go to the other replicas at once.
+                    self.mark_down(bookie, &why);
+                    out.extend(pending.drain(..).map(|e| (e, Answer::Failed(why.clone()))));
+                    return Ok(out);
+                }
+            }
+        }
+    }
+
+    fn sleep(&mut self, d: Duration) -> Result<(), BookKeeperError> {
+        let until = Instant::now() + d;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            std::thread::sleep(left.min(POLL));
+            if self.interrupted() {
+                return Err(BookKeeperError::Interrupted(
+                    "interrupted while waiting to reconnect".into(),
+                ));
+            }
+        }
+    }
+
+    /// Pipelines `pending` over `conn` until each has an answer (pushed onto
+    /// `out` and removed from `pending`) or the exchange breaks: then what is
+    /// still in `pending` had no answer.
+    fn exchange(
+        &mut self,
+        conn: &mut dyn Transport,
+        ledger_id: i64,
+        pending: &mut VecDeque<i64>,
+        digester: &Digester,
+        out: &mut Vec<(i64, Answer)>,
+    ) -> Option<Broken> {
         let depth = self.opts.pipeline_depth.max(1);
-        let broken = loop {
+        // Entries asked for and not answered, in request order, with their deadline.
+        let mut in_flight: VecDeque<(i64, Instant)> = VecDeque::new();
+        let mut sent = 0usize;
+        loop {
+            if self.interrupted() {
+                return Some(Broken::Interrupted);
+            }
             // Fill the window.
             let mut batch = Vec::new();
-            while in_flight.len() < depth {
-                let Some(e) = queue.pop_front() else { break };
+            while in_flight.len() < depth && sent < pending.len() {
+                let e = pending[sent];
+                sent += 1;
                 batch.extend_from_slice(&protocol::read_entry_request(ledger_id, e));
-                in_flight.push_back((e, Instant::now() + self.opts.request_timeout));
+                in_flight.push_back((e, self.request_deadline()));
             }
             if !batch.is_empty() {
                 if let Err(e) = conn.write_all(&batch) {
-                    break Some(format!("sending reads: {}", io_why(&e)));
+                    return Some(Broken::Dropped(format!("sending reads: {}", io_why(&e))));
                 }
             }
-            let Some(&(_, deadline)) = in_flight.front() else {
-                break None;
-            };
-            let wait = deadline.saturating_duration_since(Instant::now());
-            if wait.is_zero() {
-                break Some(format!("no answer within {:?}", self.opts.request_timeout));
-            }
-            if let Err(e) = conn.set_read_timeout(Some(wait)) {
-                break Some(e.to_string());
-            }
-            let frame = match protocol::read_frame(&mut conn, self.opts.max_frame_bytes) {
-                Ok(f) => f,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    break Some(format!("no answer within {:?}", self.opts.request_timeout))
-                }
-                Err(e) => break Some(io_why(&e)),
+            let &(_, deadline) = in_flight.front()?;
+            let frame = match self.timed_frame(conn, deadline) {
+                (_, Some(Stop::Interrupted)) => return Some(Broken::Interrupted),
+                (_, Some(Stop::TimedOut)) => return Some(Broken::Bad(self.timeout_why("read"))),
+                (Err(e), None) if is_drop(&e) => return Some(Broken::Dropped(io_why(&e))),
+                (Err(e), None) => return Some(Broken::Bad(io_why(&e))),
+                (Ok(f), None) => f,
             };
             let (rc, l, e, range) = match protocol::decode_v2(&frame) {
                 Ok(V2Response::Read {
@@ -377,48 +874,58 @@ impl BookieClient {
                     entry_id,
                     entry,
                 }) => (rc, ledger_id, entry_id, entry),
-                Ok(other) => break Some(format!("unexpected response {other:?}")),
-                Err(err) => break Some(err.to_string()),
-            };
-            // v2 has no request ids: match on (ledger, entry).
-            let Some(pos) = in_flight.iter().position(|&(x, _)| x == e) else {
-                break Some(format!(
-                    "answer for ledger {l} entry {e}, which was not asked for"
-                ));
+                Ok(_) => {
+                    return Some(Broken::Bad(
+                        "unexpected response (not a READENTRY answer)".into(),
+                    ))
+                }
+                Err(err) => return Some(Broken::Bad(err.to_string())),
             };
             if l != ledger_id {
-                break Some(format!(
+                return Some(Broken::Bad(format!(
                     "answer for ledger {l} where ledger {ledger_id} was asked"
-                ));
+                )));
             }
+            // v2 has no request ids: match on (ledger, entry).
+            let Some(pos) = in_flight.iter().position(|&(x, _)| x == e) else {
+                return Some(Broken::Bad(format!(
+                    "answer for ledger {l} entry {e}, which was not asked for"
+                )));
+            };
             in_flight.remove(pos);
-            let result = match rc {
+            if let Some(i) = pending.iter().position(|&x| x == e) {
+                pending.remove(i);
+                sent -= 1;
+            }
+            let answer = match rc {
                 Rc::Ok => {
                     let stored = &frame[range];
-                    digester
-                        .verify(stored, ledger_id, Some(e))
-                        .map(|h| stored[h.payload_offset..].to_vec())
-                        .map_err(|err| err.to_string())
+                    match digester.verify(stored, ledger_id, Some(e)) {
+                        Ok(h) => Answer::Data(stored[h.payload_offset..].to_vec()),
+                        Err(err) => Answer::Failed(err.to_string()),
+                    }
                 }
-                rc => Err(rc.describe()),
+                rc @ (Rc::NoEntry | Rc::NoLedger) => Answer::Absent(rc.describe()),
+                rc => Answer::Failed(rc.describe()),
             };
-            out.push((e, result));
-        };
-        match broken {
-            None => {
-                self.v2.insert(bookie.to_string(), conn);
-            }
-            Some(why) => {
-                // The connection is in an unknown state: drop it, fail what is pending.
-                for (e, _) in in_flight {
-                    out.push((e, Err(why.clone())));
-                }
-                for e in queue {
-                    out.push((e, Err(format!("not sent: {why}"))));
-                }
-            }
+            out.push((e, answer));
         }
-        out
+    }
+}
+
+/// Reasons listed in one error text at most (the rest are counted).
+const MAX_LISTED: usize = 8;
+
+fn push_failure(
+    failures: &mut HashMap<i64, (Vec<String>, usize)>,
+    e: i64,
+    bookie: &str,
+    why: &str,
+) {
+    let (list, total) = failures.entry(e).or_default();
+    *total += 1;
+    if list.len() < MAX_LISTED {
+        list.push(format!("{bookie}: {why}"));
     }
 }
 
@@ -446,13 +953,6 @@ fn verify_lac(body: &[u8], ledger_id: i64, digester: &Digester) -> Result<i64, S
         ));
     }
     Ok(lac)
-}
-
-fn io_why(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::UnexpectedEof => "the bookie closed the connection".into(),
-        _ => e.to_string(),
-    }
 }
 
 #[cfg(test)]

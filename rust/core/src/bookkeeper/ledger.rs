@@ -366,11 +366,61 @@ impl LedgerMetadata {
     /// The bookies holding `entry_id`, in the order to try them:
     /// members `(e + k) mod E` for `k = 0..W` (round-robin distribution).
     pub fn write_set(&self, entry_id: i64) -> Vec<&str> {
-        let seg = self.ensemble(entry_id);
-        let e = self.ensemble_size as i64;
-        (0..self.write_quorum as i64)
-            .map(|k| seg.bookies[(entry_id + k).rem_euclid(e) as usize].as_str())
+        (0..self.write_quorum)
+            .map(|k| self.replica(entry_id, k))
             .collect()
+    }
+
+    /// The `k`-th bookie of `entry_id`'s write set (see [`Self::write_set`]),
+    /// without building the set. The metadata must pass
+    /// [`Self::check_ensembles`]; an ensemble shorter than its size wraps.
+    pub fn replica(&self, entry_id: i64, k: usize) -> &str {
+        if self.segments.is_empty() {
+            return "";
+        }
+        let seg = self.ensemble(entry_id);
+        let n = seg.bookies.len().max(1);
+        let e = self.ensemble_size.clamp(1, n) as i64;
+        let i = (entry_id.rem_euclid(e) + (k as i64).rem_euclid(e)) % e;
+        seg.bookies.get(i as usize).map_or("", String::as_str)
+    }
+
+    /// Whether the ensembles are usable for reading: at least one, each of
+    /// `ensemble_size` bookies, with `1 <= ack <= write <= ensemble`. Parsed
+    /// metadata always is; this guards values built by hand.
+    pub fn check_ensembles(&self) -> Result<(), BookKeeperError> {
+        let bad = |what: String| {
+            Err(BookKeeperError::Metadata(format!(
+                "ledger {}: {what}",
+                self.ledger_id
+            )))
+        };
+        if self.segments.is_empty() {
+            return bad("no ensemble".into());
+        }
+        if self.write_quorum == 0
+            || self.ack_quorum == 0
+            || self.write_quorum > self.ensemble_size
+            || self.ack_quorum > self.write_quorum
+        {
+            return bad(format!(
+                "quorums E={} W={} A={} are inconsistent",
+                self.ensemble_size, self.write_quorum, self.ack_quorum
+            ));
+        }
+        if let Some(s) = self
+            .segments
+            .iter()
+            .find(|s| s.bookies.len() != self.ensemble_size)
+        {
+            return bad(format!(
+                "ensemble from entry {} has {} bookies where the ensemble size is {}",
+                s.first_entry_id,
+                s.bookies.len(),
+                self.ensemble_size
+            ));
+        }
+        Ok(())
     }
 
     /// A custom metadata value as text, if present and UTF-8.

@@ -11,6 +11,7 @@ pub mod digest;
 pub mod files;
 pub mod ledger;
 pub mod protocol;
+pub mod transport;
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 
 use crate::error::ErrorKind;
 
-pub use client::{BookieClient, ClientOptions, ReadEntry};
+pub use client::{BookieClient, ClientOptions, Connector, ReadEntry, Transport, Window};
 pub use digest::{master_key, DigestType, Digester, StoredEntry};
 pub use ledger::{ledger_path, LedgerMetadata, LedgerState, Segment};
 
@@ -41,6 +42,9 @@ pub enum BookKeeperError {
     /// An option out of range.
     #[error("invalid option: {0}")]
     Options(String),
+    /// The caller's interrupt check asked the read to stop.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl BookKeeperError {
@@ -48,7 +52,7 @@ impl BookKeeperError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Data(_) | Self::Metadata(_) | Self::Protocol(_) => ErrorKind::Data,
-            Self::Io(_) => ErrorKind::Io,
+            Self::Io(_) | Self::Interrupted(_) => ErrorKind::Io,
             Self::Options(_) => ErrorKind::Options,
         }
     }

@@ -1,0 +1,233 @@
+"""A fake bookie on 127.0.0.1 for the reader's hardening tests: v2 READENTRY and v3 READ_LAC for
+ledgers it makes up on the fly (DUMMY digest, so the payloads need not be stored), and the ways a
+broken or hostile bookie behaves: silent, trickling, claiming any last-add-confirmed.
+
+Each connection is served by a daemon thread; :meth:`FakeBookie.close` stops accepting and closes
+every connection. Use it as a context manager."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from typing import Any
+
+Payload = Callable[[int, int], bytes | None]
+
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field_int(num: int, value: int) -> bytes:
+    return _varint(num << 3) + _varint(value)
+
+
+def _field_bytes(num: int, value: bytes) -> bytes:
+    return _varint(num << 3 | 2) + _varint(len(value)) + value
+
+
+def _read_varint(buf: bytes, i: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, i
+
+
+def _fields(buf: bytes) -> dict[int, int | bytes]:
+    """The first value of each field of a protobuf message (varints and length-delimited)."""
+    out: dict[int, int | bytes] = {}
+    i = 0
+    while i < len(buf):
+        key, i = _read_varint(buf, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _read_varint(buf, i)
+            out.setdefault(num, value)
+        elif wire == 2:
+            n, i = _read_varint(buf, i)
+            out.setdefault(num, buf[i : i + n])
+            i += n
+        else:
+            raise ValueError(f"wire type {wire}")
+    return out
+
+
+def metadata_text(bookie: str, *, state: str = "CLOSED", last_entry_id: int = -1, length: int = 0) -> str:
+    """A ledger's metadata as the admin REST API gives it (``LedgerMetadata.toSafeString()``)."""
+    closed = f"length={length}, lastEntryId={last_entry_id}, " if state == "CLOSED" else ""
+    return (
+        "LedgerMetadata{formatVersion=3, ensembleSize=1, writeQuorumSize=1, ackQuorumSize=1, "
+        f"state={state}, {closed}digestType=DUMMY, password=OMITTED, ensembles={{0=[{bookie}]}}}}"
+    )
+
+
+class FakeBookie:
+    """``payload(ledger, entry)`` gives an entry's bytes (``None``: no such entry). ``mode`` is
+    ``serve``, ``silent`` (reads requests, never answers) or ``trickle`` (a byte every
+    ``trickle_s``). ``lac`` is the explicit last-add-confirmed READ_LAC claims (``None``: -1)."""
+
+    def __init__(
+        self,
+        payload: Payload,
+        *,
+        mode: str = "serve",
+        lac: int | None = None,
+        trickle_s: float = 0.5,
+    ) -> None:
+        self.payload, self.mode, self.lac, self.trickle_s = payload, mode, lac, trickle_s
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        self.address = "127.0.0.1:%d" % self._listener.getsockname()[1]
+        self._conns: list[socket.socket] = []
+        self._stop = threading.Event()
+        self.requests = 0
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def __enter__(self) -> FakeBookie:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._listener.close()
+        for c in self._conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            c.close()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except (TimeoutError, OSError):
+                continue
+            conn.settimeout(0.5)
+            self._conns.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _recv(self, conn: socket.socket, n: int) -> bytes | None:
+        buf = bytearray()
+        while len(buf) < n and not self._stop.is_set():
+            try:
+                chunk = conn.recv(n - len(buf))
+            except TimeoutError:
+                continue
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            buf += chunk
+        return bytes(buf) if len(buf) == n else None
+
+    def _send(self, conn: socket.socket, frame: bytes) -> bool:
+        try:
+            if self.mode == "trickle":
+                for b in frame:
+                    if self._stop.wait(self.trickle_s):
+                        return False
+                    conn.sendall(bytes([b]))
+            else:
+                conn.sendall(frame)
+        except OSError:
+            return False
+        return True
+
+    def _serve(self, conn: socket.socket) -> None:
+        while not self._stop.is_set():
+            head = self._recv(conn, 4)
+            if head is None:
+                return
+            body = self._recv(conn, struct.unpack(">I", head)[0])
+            if body is None:
+                return
+            self.requests += 1
+            if self.mode == "silent":
+                continue
+            if body[0] == 0x02:  # v2 READENTRY
+                ledger, entry = struct.unpack(">qq", body[4:20])
+                data = self.payload(ledger, entry)
+                if data is None:
+                    out = struct.pack(">Iiqq", 0x02020000, 2, ledger, entry)
+                else:
+                    header = struct.pack(">qqqq", ledger, entry, entry - 1, 0)
+                    out = struct.pack(">Iiqq", 0x02020000, 0, ledger, entry) + header + data
+            else:  # v3: READ_LAC only
+                request = _fields(body)
+                header = request[1]
+                assert isinstance(header, bytes)
+                lac_request = request.get(104, b"")
+                assert isinstance(lac_request, bytes)
+                ledger = int(_fields(lac_request).get(1, 0))  # type: ignore[arg-type]
+                lac = -1 if self.lac is None else self.lac
+                lac_body = struct.pack(">qq", ledger, lac)
+                inner = _field_int(1, 0) + _field_int(2, ledger) + _field_bytes(3, lac_body)
+                out = _field_bytes(1, header) + _field_int(2, 0) + _field_bytes(104, inner)
+            if not self._send(conn, struct.pack(">I", len(out)) + out):
+                return
+
+
+class FakeAdmin:
+    """A broker's admin REST API on 127.0.0.1 answering GETs from ``routes`` (path without the
+    query -> JSON-able body), 404 otherwise. Stopped by :meth:`close` (or as a context manager)."""
+
+    def __init__(self, routes: dict[str, Any]) -> None:
+        import json
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = routes.get(self.path.split("?", 1)[0])
+                raw = json.dumps(body).encode()
+                self.send_response(404 if body is None else 200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        self._thread.start()
+
+    def __enter__(self) -> FakeAdmin:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+
+def topic_routes(topic_path: str, ledgers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The admin routes of a non-partitioned topic ``tenant/ns/name`` with these ledgers
+    (``internalStats`` entries: ``ledgerId``, ``entries``, ``size``, ``metadata``)."""
+    base = f"/admin/v2/persistent/{topic_path}"
+    return {
+        f"{base}/partitions": {"partitions": 0},
+        f"{base}/internalStats": {"ledgers": ledgers, "cursors": {}},
+    }

@@ -58,6 +58,59 @@ def _locations_index(current: str, ledger_ids: Sequence[int]) -> tuple[list[tupl
     return rows, None
 
 
+def _shown(path: str) -> str:
+    """``path`` as text that is valid UTF-8: the bytes of a name that is not (``os`` gives them as
+    surrogate escapes) as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unlisted(e: OSError) -> str:
+    where = _shown(os.fsdecode(e.filename)) if e.filename is not None else "a bookie directory"
+    return f"{where}: the directory cannot be listed ({type(e).__name__}: {e.strerror or e}); nothing in it is read"
+
+
+def _current_dirs(dirs: Sequence[str]) -> tuple[list[tuple[str, list[str], list[str]]], list[OSError], list[str]]:
+    """Each ``current/`` directory under ``dirs`` with its entry logs and journals; the directories that
+    could not be listed (a ``current/`` among them would otherwise read as one without entry logs); and
+    why a file or directory is left out (a name that is not UTF-8 cannot reach the native reader: it is
+    an error row naming it, and the rest is read)."""
+    failed: list[OSError] = []
+    notes: list[str] = []
+    currents = sorted(
+        {root for d in dirs for root, _, _ in os.walk(d, onerror=failed.append) if os.path.basename(root) == "current"}
+    )
+    found: list[tuple[str, list[str], list[str]]] = []
+    for current in currents:
+        try:
+            names = sorted(os.listdir(current))
+        except OSError as e:
+            failed.append(e)
+            continue
+        if not _is_utf8(current):
+            notes.append(f"{_shown(current)}: the directory's path is not UTF-8; its files are not read")
+            continue
+        logs: list[str] = []
+        journals: list[str] = []
+        for n in names:
+            if not n.endswith((".log", ".txn")):
+                continue
+            path = os.path.join(current, n)
+            if not _is_utf8(n):
+                notes.append(f"{_shown(path)}: the file name is not UTF-8; the file is not read")
+                continue
+            (logs if n.endswith(".log") else journals).append(path)
+        found.append((current, logs, journals))
+    return found, failed, notes
+
+
 class BookieFiles:
     """A bookie's files as a ledger source: read once for the given ledgers, then read like
     :class:`pulsar_entries._native.BookieReader`.
@@ -68,29 +121,37 @@ class BookieFiles:
     where the index puts them, and a ledger is scanned for in the entry logs only when the index
     and the logs disagree about it, when an entry is missing or fails its digest, or when the
     ledger is not closed. ``journal`` also reads the journals (``current/*.txn``) for the ledgers
-    still incomplete or not closed: entries a bookie killed hard had not flushed yet."""
+    still incomplete or not closed: entries a bookie killed hard had not flushed yet.
+
+    A directory that cannot be listed, and a log or journal whose name is not UTF-8, are error
+    rows naming them (the rest is read); when nothing could be read at all that is an error
+    saying why (``PermissionError`` for a directory the user may not list)."""
 
     def __init__(
         self, dirs: Sequence[str], ledgers: Sequence[Ledger], *, use_index: bool = True, journal: bool = True
     ) -> None:
-        currents = sorted({root for d in dirs for root, _, _ in os.walk(d) if os.path.basename(root) == "current"})
         wanted = [(led.ledger_id, led.metadata) for led in ledgers if led.metadata is not None]
         ids = [led_id for led_id, _ in wanted]
         ledger_dirs: list[tuple[str, list[str], list[tuple[int, int, int]] | None]] = []
         journals: list[str] = []
-        notes: list[str] = []
-        for current in currents:
-            names = sorted(os.listdir(current))
-            logs = [os.path.join(current, n) for n in names if n.endswith(".log")]
-            journals += [os.path.join(current, n) for n in names if n.endswith(".txn")]
+        currents, failed, skipped = _current_dirs(dirs)
+        notes = [_unlisted(e) for e in failed] + skipped
+        for current, logs, txns in currents:
+            journals += txns
             if not logs and not os.path.isdir(os.path.join(current, "locations")):
                 continue
             index, why = _locations_index(current, ids) if use_index else (None, None)
             if why is not None:
-                notes.append(why)
+                notes.append(_shown(why))
             ledger_dirs.append((current, logs, index))
         if not ledger_dirs and not journals:
-            raise FileNotFoundError(f"no entry logs (current/*.log) or journals (current/*.txn) under {list(dirs)}")
+            where = f"no entry logs (current/*.log) or journals (current/*.txn) under {list(dirs)}"
+            if failed:
+                # Not "no entry logs": what is there could not be read, and says why.
+                kinds = {type(e) for e in failed}
+                cls = PermissionError if PermissionError in kinds else kinds.pop() if len(kinds) == 1 else OSError
+                raise cls(f"{where}: " + "; ".join(notes))
+            raise FileNotFoundError(where + (": " + "; ".join(notes) if notes else ""))
         batch, scanned, journaled = _native.read_bookie_dirs(ledger_dirs, wanted, journals if journal else [])
         table = pa.table(batch)
         damaged = pc.equal(table["ledger_id"], -1)

@@ -167,14 +167,26 @@ impl Digester {
             &bytes[ENTRY_HEADER_LEN + dlen..],
         );
         if stored != computed.as_slice() {
-            return Err(BookKeeperError::Data(format!(
-                "{} digest mismatch on ledger {} entry {}: stored {}, computed {}",
-                self.kind.name(),
-                header.ledger_id,
-                header.entry_id,
-                hex(stored),
-                hex(&computed)
-            )));
+            return Err(BookKeeperError::Data(match self.kind {
+                // The computed HMAC is the valid tag of the bytes received:
+                // printing it would let whoever reads the error forge the
+                // entry. Only the fact and the stored tag's length are told.
+                DigestType::Hmac => format!(
+                    "HMAC-SHA1 digest mismatch on ledger {} entry {} (stored tag of {} bytes)",
+                    header.ledger_id,
+                    header.entry_id,
+                    stored.len()
+                ),
+                // A CRC is no secret: both values help tell damage apart.
+                _ => format!(
+                    "{} digest mismatch on ledger {} entry {}: stored {}, computed {}",
+                    self.kind.name(),
+                    header.ledger_id,
+                    header.entry_id,
+                    hex(stored),
+                    hex(&computed)
+                ),
+            }));
         }
         Ok(header)
     }
@@ -266,7 +278,76 @@ mod tests {
         let err = Digester::new(DigestType::Hmac, b"wrong")
             .verify(&b, 2, Some(0))
             .unwrap_err();
-        assert!(err.to_string().contains("HMAC digest mismatch"), "{err}");
+        assert!(
+            err.to_string().contains("HMAC-SHA1 digest mismatch"),
+            "{err}"
+        );
+    }
+
+    /// The tag a mismatch error would have to show to help is the valid tag
+    /// of the bytes received: with it anyone reading errors could forge the
+    /// entry. Neither it nor the key leaves in any format.
+    #[test]
+    fn hmac_mismatch_error_never_shows_the_computed_tag() {
+        let mut b = unhex(HMAC_L2_E0);
+        let n = b.len();
+        b[n - 1] ^= 1; // a changed payload: its valid tag is now a secret
+        let d = Digester::new(DigestType::Hmac, b"secret");
+        let tag = d.compute(&b[..32], &b[52..]);
+        let err = d.verify(&b, 2, Some(0)).unwrap_err().to_string();
+        assert!(
+            err.contains("HMAC-SHA1 digest mismatch on ledger 2 entry 0"),
+            "{err}"
+        );
+        assert!(err.contains("stored tag of 20 bytes"), "{err}");
+        let upper: String = hex(&tag).to_uppercase();
+        let decimal: Vec<String> = tag.iter().map(|x| x.to_string()).collect();
+        for shown in [
+            hex(&tag),
+            upper,
+            format!("{tag:?}"),
+            decimal.join(", "),
+            decimal.join(" "),
+            hex(&tag[..4]),
+        ] {
+            assert!(!err.contains(&shown), "{err} shows {shown}");
+        }
+        // Base64 of the tag (standard alphabet), without pulling a crate in.
+        let b64 = |bytes: &[u8]| {
+            const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            bytes
+                .chunks(3)
+                .flat_map(|c| {
+                    let v =
+                        c.iter().fold(0u32, |a, x| a << 8 | u32::from(*x)) << (8 * (3 - c.len()));
+                    (0..=c.len()).map(move |i| A[(v >> (18 - 6 * i) & 63) as usize] as char)
+                })
+                .collect::<String>()
+        };
+        assert!(!err.contains(&b64(&tag)[..16]), "{err}");
+        // Nor the stored tag (not secret, but not needed either) nor the key.
+        assert!(!err.contains(&hex(&b[32..52])), "{err}");
+        let debug = format!("{d:?}");
+        let key = Sha1::new()
+            .chain_update(b"mac")
+            .chain_update(b"secret")
+            .finalize();
+        assert!(
+            !debug.contains(&hex(&key)) && !debug.contains("secret"),
+            "{debug}"
+        );
+        assert!(
+            !debug.contains(&format!("{:?}", &key[..4]).trim_end_matches(']').to_string()),
+            "{debug}"
+        );
+        // CRC mismatches keep both values: they are no secret.
+        let mut c = unhex(CRC32C_L0_E2);
+        c[40] ^= 1;
+        let err = Digester::new(DigestType::Crc32c, b"")
+            .verify(&c, 0, Some(2))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("stored 3e277f57, computed "), "{err}");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! `index` (reads where the `locations` index points) and `journal`;
 //! this module picks one valid copy of each entry from what they found.
 
+mod blocks;
 mod entry_log;
 mod index;
 mod journal;
@@ -31,7 +32,8 @@ use super::entries_batch;
 use super::ledger::{LedgerMetadata, LedgerState};
 
 pub use entry_log::{
-    read_ledgers_map, read_log_header, scan_entry_log, LogFormat, LogHeader, LogScan,
+    read_ledgers_map, read_log_header, scan_entry_log, scan_entry_log_checked, LogFormat,
+    LogHeader, LogScan,
 };
 pub use index::read_at_location;
 pub use journal::{scan_journal, JournalScan};
@@ -91,6 +93,20 @@ fn log_id(path: &str) -> Option<u64> {
     u64::from_str_radix(name.strip_suffix(".log")?, 16).ok()
 }
 
+/// At most this many items of a list go into an error text.
+const LISTED: usize = 5;
+
+/// `items` joined with "; ", the first [`LISTED`] of them and then how many
+/// more: an error text stays a few hundred bytes however many copies (or
+/// bookies) failed, instead of growing with their number.
+fn bounded_list(items: &[String]) -> String {
+    let mut text = items[..items.len().min(LISTED)].join("; ");
+    if items.len() > LISTED {
+        text.push_str(&format!("; and {} more", items.len() - LISTED));
+    }
+    text
+}
+
 /// Rows that are not a ledger's complete, valid range.
 fn incomplete(rows: &[ReadEntry]) -> bool {
     rows.iter().any(|r| r.data.is_err())
@@ -120,6 +136,14 @@ pub fn read_bookie(
     let mut suspect: BTreeSet<i64> = BTreeSet::new();
     let open =
         |path: &str| std::fs::File::open(path).map_err(|e| format!("{path}: cannot open: {e}"));
+    // The scan checks digests to tell a damaged size from a damaged body and
+    // to resume after damage only where an entry verifies.
+    let digesters: HashMap<i64, Digester> = metas
+        .iter()
+        .map(|m| (m.ledger_id, Digester::new(m.digest, &m.password)))
+        .collect();
+    let check =
+        |l: i64, stored: &[u8]| digesters.get(&l).map(|d| d.verify(stored, l, None).is_ok());
     let scan_logs = |logs: &[String],
                      want: &BTreeSet<i64>,
                      found: &mut Vec<FoundEntry>,
@@ -127,7 +151,7 @@ pub fn read_bookie(
         for path in logs {
             match open(path) {
                 Ok(f) => {
-                    let s = scan_entry_log(io::BufReader::new(f), path, &|l| want.contains(&l));
+                    let s = scan_entry_log_checked(f, path, &|l| want.contains(&l), &check);
                     found.extend(s.entries);
                     errors.extend(s.errors);
                 }
@@ -280,7 +304,7 @@ pub fn collect_ledger(meta: &LedgerMetadata, found: &[&FoundEntry]) -> Vec<ReadE
                     Some(f) => format!(
                         "ledger {} entry {e}: no valid copy in the bookie files ({})",
                         meta.ledger_id,
-                        f.join("; ")
+                        bounded_list(f)
                     ),
                     None => format!(
                         "ledger {} entry {e}: not in the bookie files",
@@ -380,6 +404,76 @@ mod tests {
                 .any(|e| e.contains("entry 4: not in the bookie files")),
             "{errs:?}"
         );
+    }
+
+    /// However many copies of an entry fail (one per entry log of a
+    /// bookie with 16,000 of them), its error row names the first few and
+    /// counts the rest: a few hundred bytes, not one line per copy.
+    #[test]
+    fn an_error_row_lists_a_few_failed_copies_and_counts_the_rest() {
+        let d = Digester::new(DigestType::Crc32c, b"");
+        let mut bad = stored(&d, 3, 0, -1, b"a");
+        *bad.last_mut().unwrap() ^= 1;
+        let found: Vec<FoundEntry> = (0..16_000)
+            .map(|i| FoundEntry {
+                ledger_id: 3,
+                entry_id: 0,
+                file: format!("/data/bookkeeper/ledgers/current/{i:x}.log"),
+                offset: 1028,
+                stored: bad.clone(),
+            })
+            .collect();
+        let rows = collect_ledger(
+            &meta(LedgerState::Closed, 0),
+            &found.iter().collect::<Vec<_>>(),
+        );
+        let e = rows[0].data.as_ref().unwrap_err();
+        assert!(e.len() < 2048, "{} bytes", e.len());
+        assert!(
+            e.contains("current/0.log offset 1028: CRC32C digest mismatch")
+                && e.contains("current/4.log offset 1028")
+                && !e.contains("current/5.log")
+                && e.ends_with("; and 15995 more)"),
+            "{e}"
+        );
+        assert_eq!(bounded_list(&["a".into(), "b".into()]), "a; b");
+    }
+
+    /// A damaged record size in a directory without an index no longer
+    /// loses the entries after it: one error names the file and offset, and
+    /// every entry (the damaged record's too: its bytes still verify) is a row.
+    #[test]
+    fn read_bookie_resumes_after_a_damaged_size() {
+        let d = Digester::new(DigestType::Crc32c, b"");
+        let dir = scratch("resume");
+        let recs: Vec<_> = (0..8)
+            .map(|e| stored(&d, 3, e, e - 1, format!("payload {e}").as_bytes()))
+            .collect();
+        let mut log = rotated(&recs);
+        let third = 1024 + (recs[0].len() + 4) * 2;
+        log[third..third + 4].copy_from_slice(&(1i32 << 28).to_be_bytes());
+        let path = dir.join("0.log");
+        std::fs::write(&path, &log).unwrap();
+        let files = LedgerDirFiles {
+            dir: dir.display().to_string(),
+            logs: vec![path.to_str().unwrap().to_string()],
+            index: None,
+        };
+        let r = read_bookie(&[files], &[], &[meta(LedgerState::Closed, 7)]);
+        let rows: Vec<_> = r.rows.iter().map(|r| r.data.clone()).collect();
+        let want: Vec<Result<Vec<u8>, String>> = (0..8)
+            .map(|e| Ok(format!("payload {e}").into_bytes()))
+            .collect();
+        assert_eq!(rows, want, "{:?}", r.errors);
+        assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+        assert!(
+            r.errors[0].contains(&format!(
+                "0.log: record at offset {third} claims 268435456 bytes"
+            )),
+            "{:?}",
+            r.errors
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A scratch directory for one test.

@@ -96,6 +96,9 @@ impl Default for ClientOptions {
 /// Consecutive entries that no bookie holds after which the rest of a claimed
 /// range is taken as absent (one error row) instead of being asked for.
 pub const ABSENT_RUN: i64 = 64;
+/// Consecutive entries that no replica served, for any reason, after which
+/// the rest of a claimed range is one error row instead of a row each.
+pub const FAILED_RUN: i64 = 1024;
 /// Entries one window asks for at most.
 pub const MAX_WINDOW: i64 = 4096;
 /// How long a bookie that could not be reached, or did not answer in time,
@@ -386,6 +389,7 @@ impl BookieClient {
         let digester = Digester::new(meta.digest, &meta.password);
         let mut bytes = 0usize;
         let mut absent_run = 0i64;
+        let mut failed_run = 0i64;
         let mut from = first;
         let end = last.min(first.saturating_add(MAX_WINDOW - 1));
         // Sub-windows of one pipeline each, grown while entries are small.
@@ -396,7 +400,7 @@ impl BookieClient {
                     ledger_id: meta.ledger_id,
                     entry_id: from,
                     data: Err(format!(
-                        "ledger {} entries {from}..={last}: not read, the operation's deadline passed",
+                        "ledger {} entries {from}..={last}: not read: the operation's deadline passed",
                         meta.ledger_id
                     )),
                 });
@@ -411,6 +415,7 @@ impl BookieClient {
                 match answer {
                     Ok(data) => {
                         absent_run = 0;
+                        failed_run = 0;
                         bytes = bytes.saturating_add(data.len());
                         out.push(ReadEntry {
                             ledger_id: meta.ledger_id,
@@ -432,6 +437,35 @@ impl BookieClient {
                                     } else {
                                         "the bookies' last-add-confirmed"
                                     }
+                                )),
+                            });
+                            return Ok(Window {
+                                entries: out,
+                                next: None,
+                            });
+                        }
+                        failed_run += 1;
+                        if let Some(seg_end) = self.ensemble_down(meta, e) {
+                            // Every bookie that could hold the rest of this ensemble's entries is down.
+                            let to = seg_end.min(last);
+                            out.push(ReadEntry {
+                                ledger_id: meta.ledger_id,
+                                entry_id: e,
+                                data: Err(format!(
+                                    "ledger {} entries {e}..={to}: not read: every bookie of their ensemble is down ({why})",
+                                    meta.ledger_id
+                                )),
+                            });
+                            let next = (to < last).then(|| to + 1);
+                            return Ok(Window { entries: out, next });
+                        }
+                        if failed_run > FAILED_RUN {
+                            out.push(ReadEntry {
+                                ledger_id: meta.ledger_id,
+                                entry_id: e,
+                                data: Err(format!(
+                                    "ledger {} entries {e}..={last}: not read: {FAILED_RUN} entries in a row before them could not be read from any replica ({why})",
+                                    meta.ledger_id
                                 )),
                             });
                             return Ok(Window {
@@ -461,6 +495,27 @@ impl BookieClient {
         }
         let next = (from <= last).then_some(from);
         Ok(Window { entries: out, next })
+    }
+
+    /// When every bookie that could hold `entry_id`'s ensemble's entries is
+    /// down: the last entry of that ensemble (`i64::MAX` for the last one).
+    fn ensemble_down(&self, meta: &LedgerMetadata, entry_id: i64) -> Option<i64> {
+        let now = Instant::now();
+        let down = |b: &str| self.down.get(b).is_some_and(|(until, _)| now < *until);
+        // The entry's own replicas first: a cheap test that mostly fails.
+        if !(0..meta.write_quorum).all(|k| down(meta.replica(entry_id, k))) {
+            return None;
+        }
+        let seg = meta.ensemble(entry_id);
+        if !seg.bookies.iter().all(|b| down(b)) {
+            return None;
+        }
+        let next = meta
+            .segments
+            .iter()
+            .find(|s| s.first_entry_id > seg.first_entry_id)
+            .map_or(i64::MAX, |s| s.first_entry_id.saturating_sub(1));
+        Some(next)
     }
 
     /// Entries `first..=last` (a span of at most a few pipelines), each tried

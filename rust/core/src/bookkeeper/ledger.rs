@@ -46,8 +46,9 @@ pub struct Segment {
     pub bookies: Vec<String>,
 }
 
-/// A ledger's metadata, checked for what a reader relies on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A ledger's metadata, checked for what a reader relies on. Its `Debug`
+/// leaves the password out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct LedgerMetadata {
     pub ledger_id: i64,
     pub ensemble_size: usize,
@@ -63,6 +64,27 @@ pub struct LedgerMetadata {
     pub password: Vec<u8>,
     pub segments: Vec<Segment>,
     pub custom: Vec<(String, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for LedgerMetadata {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LedgerMetadata")
+            .field("ledger_id", &self.ledger_id)
+            .field("ensemble_size", &self.ensemble_size)
+            .field("write_quorum", &self.write_quorum)
+            .field("ack_quorum", &self.ack_quorum)
+            .field("state", &self.state)
+            .field("last_entry_id", &self.last_entry_id)
+            .field("length", &self.length)
+            .field("digest", &self.digest)
+            .field(
+                "password",
+                &format_args!("<{} bytes, not shown>", self.password.len()),
+            )
+            .field("segments", &self.segments)
+            .field("custom", &self.custom)
+            .finish()
+    }
 }
 
 const HEADER: &[u8] = b"BookieMetadataFormatVersion\t";
@@ -575,6 +597,19 @@ mod tests {
             assert!(e.to_string().contains("ledger 4: "), "{e}");
             assert!(e.to_string().contains(want), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn debug_leaves_the_password_out() {
+        let mut m = LedgerMetadata::from_safe_string(9, ADMIN_OPEN, b"hunter2-secret").unwrap();
+        let text = format!("{m:?}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("104, 117"),
+            "{text}"
+        );
+        assert!(text.contains("<14 bytes, not shown>"), "{text}");
+        m.password.clear();
+        assert!(format!("{m:?}").contains("<0 bytes"));
     }
 
     #[test]

@@ -18,6 +18,7 @@ lose its part before the ``@``.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 #: What replaces a secret.
 MASK = "***"
@@ -71,3 +72,18 @@ def redact(text: str, *secrets: str | bytes | None) -> str:
         if secret:
             text = text.replace(secret, MASK)
     return redact_uri(text)
+
+
+def filesystem_from_uri(uri: str, what: str | None = None) -> Any:
+    """``pyarrow.fs.FileSystem.from_uri(uri)``, whose errors can echo the URI whole (credentials
+    included): a failure is raised again as a ValueError (or OSError) with the URI and pyarrow's
+    message redacted, prefixed with ``what`` (an option's name) when given."""
+    import pyarrow.fs as pafs
+
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except (ValueError, OSError, TypeError) as e:
+        shown = redact_uri(str(uri))
+        head = f"{what} {shown!r}" if what else shown
+        kind = OSError if isinstance(e, OSError) else ValueError
+        raise kind(f"{head}: {redact_uri(str(e))}") from None

@@ -11,6 +11,8 @@ from typing import Any, Protocol
 
 import pulsar_entries._native as _native
 
+from .._redact import redact_uri
+
 
 class MetadataStore(Protocol):
     """The read side of a Pulsar metadata store."""
@@ -149,10 +151,12 @@ def open_store(url: str, *, timeout: float = 10.0) -> MetadataStore:
     if url.startswith("zk:"):
         hosts = url[3:].removeprefix("//")
         if not hosts or hosts.startswith("/"):
-            raise ValueError(f"metadata_url {url!r}: expected zk:host:port[,host:port][/chroot]")
+            raise ValueError(f"metadata_url {redact_uri(url)!r}: expected zk:host:port[,host:port][/chroot]")
         return ZooKeeperStore(hosts, timeout=timeout)
     if url.startswith("rocksdb:"):
         path = url[len("rocksdb:") :].removeprefix("//")
         return RocksDBStore(path)
     scheme = url.split(":", 1)[0] if ":" in url else url
-    raise ValueError(f"metadata_url {url!r}: unsupported store {scheme!r}; use zk:host:port[/chroot] or rocksdb:/path")
+    raise ValueError(
+        f"metadata_url {redact_uri(url)!r}: unsupported store {scheme!r}; use zk:host:port[/chroot] or rocksdb:/path"
+    )

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 
+from .._redact import filesystem_from_uri
 from ._errors import CliError
 
 #: The file every output directory of the CLI holds: what ``--overwrite`` may replace.
@@ -42,7 +43,8 @@ COMMIT_DELAY_ENV = "PULSAR_ENTRIES_TEST_COMMIT_DELAY"
 
 def _fs(path: str) -> tuple[pafs.FileSystem, str]:
     if "://" in path and not path.startswith("file://"):
-        return pafs.FileSystem.from_uri(path)
+        fs, inner = filesystem_from_uri(path, "output")
+        return fs, inner
     local = path[len("file://") :] if path.startswith("file://") else path
     return pafs.LocalFileSystem(), str(Path(local).absolute())
 

@@ -4,6 +4,7 @@ standalone's RocksDB), read only.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -27,8 +28,21 @@ class MetadataStore(Protocol):
         """Releases the connection."""
 
 
+def _quiet_logger() -> logging.Logger:
+    """kazoo's own logger: it logs every failed connection attempt on the root
+    logger's handlers, before the one-line error says the same. Given a logger of
+    its own that records nothing, the user sees only the error."""
+    log = logging.getLogger("pulsar_entries.kazoo")
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
+    log.propagate = False
+    log.setLevel(logging.CRITICAL + 1)
+    return log
+
+
 class ZooKeeperStore:
-    """A ZooKeeper metadata store, read through kazoo. Only reads are issued."""
+    """A ZooKeeper metadata store, read through kazoo. Only reads are issued;
+    connecting is bounded by ``timeout``, and kazoo logs nothing (see :func:`_quiet_logger`)."""
 
     def __init__(self, hosts: str, *, timeout: float = 10.0) -> None:
         try:
@@ -36,7 +50,13 @@ class ZooKeeperStore:
             from kazoo.handlers.threading import KazooTimeoutError
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError("reading a ZooKeeper store needs kazoo: pip install 'pulsar-entries[cluster]'") from e
-        self._zk = KazooClient(hosts=hosts, timeout=timeout, read_only=True, connection_retry={"max_tries": 1})
+        self._zk = KazooClient(
+            hosts=hosts,
+            timeout=timeout,
+            read_only=True,
+            connection_retry={"max_tries": 1},
+            logger=_quiet_logger(),
+        )
         try:
             self._zk.start(timeout=timeout)
         except KazooTimeoutError:

@@ -17,7 +17,7 @@ from pulsar_entries import _cluster, _native
 from pulsar_entries._standalone import free_port
 from pulsar_entries.schemas import topic_schemas
 
-from support.admin_server import FakeAdmin, Reply
+from support.admin_server import FakeAdmin, Reply, redirect
 
 TOPIC = "persistent://public/default/orders"
 BASE = "/admin/v2/persistent/public/default/orders"
@@ -150,9 +150,9 @@ def test_the_token_never_follows_a_redirect_to_another_origin(fake: FakeAdmin) -
     with FakeAdmin() as other:
         other.routes = {"/elsewhere": {"partitions": 0}}
         fake.routes = {
-            BASE + "/partitions": Reply(302, b"", headers={"Location": other.url + "/elsewhere"}),
+            BASE + "/partitions": redirect(other.url + "/elsewhere"),
             "/same-origin": {"partitions": 0},
-            "/hop": Reply(307, b"", headers={"Location": "/same-origin"}),
+            "/hop": redirect("/same-origin", 307),
         }
         admin = _cluster.AdminRest(fake.url, token="s3cr3t-token", timeout=5)
         assert admin.get(BASE + "/partitions") == {"partitions": 0}
@@ -172,12 +172,24 @@ def test_the_token_never_follows_a_redirect_to_another_origin(fake: FakeAdmin) -
         assert "s3cr3t-token" not in str(e.value)
 
 
+def test_the_token_origin_is_scheme_host_and_port() -> None:
+    """What "the same origin" means for the token: an https to http downgrade, another port or another
+    host is another origin; the default port and the host's case are not a difference."""
+    from pulsar_entries._cluster.admin import _origin
+
+    assert _origin("https://Broker:443/admin") == _origin("https://broker/x")
+    assert _origin("http://broker/admin") == _origin("http://broker:80/y")
+    assert _origin("https://broker:8443/a") != _origin("http://broker:8443/a")
+    assert _origin("http://broker:8080/a") != _origin("http://broker:8081/a")
+    assert _origin("http://broker:8080/a") != _origin("http://broker.evil:8080/a")
+
+
 def test_redirects_are_bounded(fake: FakeAdmin) -> None:
-    fake.routes = {"/loop": Reply(307, b"", headers={"Location": "/loop"})}
+    fake.routes = {"/loop": redirect("/loop", 307)}
     with pytest.raises(OSError, match=r"more than 5 redirects"):
         _cluster.AdminRest(fake.url, timeout=5).get("/loop")
     assert fake.paths().count("/loop") == 6
-    fake.routes["/ftp"] = Reply(302, b"", headers={"Location": "ftp://127.0.0.1/x"})
+    fake.routes["/ftp"] = redirect("ftp://127.0.0.1/x")
     with pytest.raises(OSError, match=r"redirected to 'ftp://127\.0\.0\.1/x', not http"):
         _cluster.AdminRest(fake.url, timeout=5).get("/ftp")
 

@@ -394,3 +394,23 @@ def test_malformed_schema_answers_name_the_field(fake: FakeAdmin, answer: Any, s
     with pytest.raises(ValueError) as e:
         topic_schemas(TOPIC, admin_url=fake.url, timeout=5)
     assert type(e.value) is ValueError and shown in str(e.value), str(e.value)
+
+
+def test_deeply_nested_json_is_a_one_line_error(fake: FakeAdmin) -> None:
+    fake.routes = {"/deep": b"[" * 200_000 + b"]" * 200_000}
+    with pytest.raises(ValueError, match="JSON nested too deeply"):
+        _cluster.AdminRest(fake.url, timeout=10).get("/deep")
+
+
+@pytest.mark.parametrize("answer", [{"a": 1}, 5, ["ok", 3]])
+def test_a_malformed_topic_list_for_a_pattern_names_it(fake: FakeAdmin, answer: Any) -> None:
+    """The Spark source's ``topicsPattern`` lists a namespace's topics over REST (checked without Spark)."""
+    from pulsar_entries.spark._topic_options import TopicOptions, _pattern_topics
+
+    fake.routes = {
+        "/admin/v2/persistent/public/default": answer,
+        "/admin/v2/persistent/public/default/partitioned": [],
+    }
+    opts = TopicOptions.parse({"topicsPattern": "persistent://public/default/.*", "adminUrl": fake.url})
+    with pytest.raises(ValueError, match=r"namespace public/default: the broker's topic list at /admin/v2/"):
+        _pattern_topics(opts)

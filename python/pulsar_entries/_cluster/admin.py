@@ -136,6 +136,8 @@ class AdminRest:
         if status == 200:
             try:
                 return json.loads(raw)
+            except RecursionError:
+                raise ValueError(f"GET {self._shown(url)}: JSON nested too deeply") from None
             except ValueError as e:
                 raise ValueError(
                     f"GET {self._shown(url)}: malformed JSON ({e}): {self._shown(repr(raw[:80]))}"

@@ -406,8 +406,12 @@ def _pattern_topics(opts: TopicOptions) -> list[str]:
     names: list[str]
     if opts.admin_url is not None or is_admin_url(opts.metadata_url or ""):
         admin = AdminRest(opts.admin_url or opts.metadata_url or "", token=opts.admin_token, timeout=opts.timeout)
-        names = [str(n) for n in admin.get(f"/admin/v2/persistent/{tenant}/{ns}", what=f"namespace {tenant}/{ns}")]
-        names += [str(n) for n in admin.get(f"/admin/v2/persistent/{tenant}/{ns}/partitioned")]
+        names = []
+        for path in (f"/admin/v2/persistent/{tenant}/{ns}", f"/admin/v2/persistent/{tenant}/{ns}/partitioned"):
+            got = admin.get(path, what=f"namespace {tenant}/{ns}")
+            if not isinstance(got, list) or not all(isinstance(n, str) for n in got):
+                raise ValueError(f"namespace {tenant}/{ns}: the broker's topic list at {path} is {str(got)[:60]!r}")
+            names += got
     else:
         store = open_store(opts.metadata_url or "", timeout=opts.timeout)
         try:

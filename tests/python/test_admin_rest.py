@@ -214,6 +214,8 @@ def test_timeout_bounds_the_whole_request_not_each_read(fake: FakeAdmin) -> None
 def test_admin_timeout_must_be_a_positive_number(timeout: Any) -> None:
     with pytest.raises(ValueError, match="timeout: expected a positive number of seconds"):
         _cluster.AdminRest("http://127.0.0.1:1", timeout=timeout)
+    with pytest.raises(ValueError, match="timeout: expected a positive number of seconds"):
+        _cluster.open_store("zk:127.0.0.1:1", timeout=timeout)
 
 
 def test_a_reply_above_the_cap_is_refused_without_reading_it(fake: FakeAdmin) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import math
 import socket
 import ssl
 import threading
@@ -20,6 +19,7 @@ import pulsar_entries._native as _native
 
 from .._redact import MASK, redact
 from .layout import COMPACTION_CURSOR, Ledger, Partition, TopicLayout, check_partition_count, select_partitions
+from .stores import check_timeout
 
 #: The largest reply body read from the admin REST API (64 MiB): a big topic's
 #: internal stats run to several MiB; a reply above the cap is an error, not read.
@@ -40,17 +40,6 @@ def _origin(url: str) -> tuple[str, str, int]:
     parts = urllib.parse.urlsplit(url)
     scheme = parts.scheme.lower()
     return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
-
-
-def check_timeout(name: str, value: Any) -> float:
-    """``value`` as a positive, finite number of seconds; else a one-line ValueError naming ``name``."""
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = math.nan
-    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"{name}: expected a positive number of seconds, got {str(value)[:60]!r}")
-    return seconds
 
 
 class _Deadline:

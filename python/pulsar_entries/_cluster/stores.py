@@ -5,6 +5,7 @@ standalone's RocksDB), read only.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -13,6 +14,17 @@ from typing import Any, Protocol
 import pulsar_entries._native as _native
 
 from .._redact import redact_uri
+
+
+def check_timeout(name: str, value: Any) -> float:
+    """``value`` as a positive, finite number of seconds; else a one-line ValueError naming ``name``."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{name}: expected a positive number of seconds, got {str(value)[:60]!r}")
+    return seconds
 
 
 class MetadataStore(Protocol):
@@ -166,6 +178,7 @@ class RocksDBStore:
 
 def open_store(url: str, *, timeout: float = 10.0) -> MetadataStore:
     """Opens a metadata store from its address (``zk:...`` or ``rocksdb:...``)."""
+    timeout = check_timeout("timeout", timeout)
     if not isinstance(url, str) or not url:
         raise ValueError("metadata_url must be a non-empty string such as 'zk:127.0.0.1:2181' or 'rocksdb:/path'")
     if url.startswith("zk:"):

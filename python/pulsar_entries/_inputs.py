@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from . import _native, offload
+from ._redact import filesystem_from_uri, redact_uri
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -45,10 +46,10 @@ def _kind(path: str) -> str | None:
 def list_inputs(path: str) -> list[tuple[str, ...]]:
     """The inputs under ``path`` (a file, object or directory, searched recursively), sorted:
     ``(uri, "parquet" | "arrow")`` for entry files, ``(data, "offload", index)`` for offload objects."""
-    fs, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    fs, root = filesystem_from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.NotFound:
-        raise FileNotFoundError(f"{path}: no such file or directory")
+        raise FileNotFoundError(f"{redact_uri(path)}: no such file or directory")
     if info.type == pafs.FileType.File:
         infos = [info]
     else:
@@ -142,7 +143,7 @@ def inputs_schema(files: list[tuple[str, ...]]) -> pa.Schema:
 
 
 def _open(uri: str) -> tuple[pafs.FileSystem, str]:
-    return pafs.FileSystem.from_uri(uri) if "://" in uri else (pafs.LocalFileSystem(), uri)
+    return filesystem_from_uri(uri) if "://" in uri else (pafs.LocalFileSystem(), uri)
 
 
 def _unreadable(uri: str, kind: str, e: BaseException) -> Exception:

@@ -30,6 +30,7 @@ import pyarrow.fs as pafs
 
 from . import _native
 from ._native import OffloadFormatError
+from ._redact import filesystem_from_uri
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -95,7 +96,8 @@ def _filesystem(path: PathLike, filesystem: pafs.FileSystem | None) -> tuple[paf
     if filesystem is not None:
         return filesystem, path
     if "://" in path:
-        return pafs.FileSystem.from_uri(path)
+        fs, inner = filesystem_from_uri(path)
+        return fs, inner
     return pafs.LocalFileSystem(), os.path.abspath(path)
 
 

@@ -11,8 +11,11 @@ import pytest
 
 import pulsar_entries as pe
 from pulsar_entries._sample import generate_topic
+from pulsar_entries._standalone import free_port
 from pulsar_entries.cli import main
 from pulsar_entries.cli._report import render_html, stats_from_arrow
+
+from support.cli import run_cli
 
 
 def test_sample_topic_reconciles_with_decode():
@@ -218,6 +221,38 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
     assert run.stderr.strip().splitlines() == [
         f"pulsar-entries: error: {tmp_path / 'missing'}: no such file or directory"
     ]
+
+
+@pytest.mark.parametrize("listening", [False, True])
+def test_an_unreachable_zookeeper_is_one_line_within_the_timeout(listening):
+    """kazoo logged its connection failures ("Connection dropped: ...", "Failed connecting to Zookeeper
+    ...") on stderr before our one-line error; now stderr holds the error alone, and the connect ends
+    by --timeout both on a closed port and on a port that accepts and never answers."""
+    import socket
+    import time
+
+    with socket.socket() as silent:
+        if listening:
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(4)
+            port = silent.getsockname()[1]
+        else:
+            port = free_port()
+        started = time.monotonic()
+        run = run_cli(
+            "inspect",
+            "persistent://public/default/orders",
+            "--metadata-url",
+            f"zk:127.0.0.1:{port}",
+            "--timeout",
+            "2",
+            ok=False,
+        )
+        took = time.monotonic() - started
+    assert run.stderr.splitlines() == [
+        f"pulsar-entries: error: metadata store zk:127.0.0.1:{port}: no ZooKeeper answered within 2 s"
+    ], run.stderr
+    assert took < 10, took
 
 
 def test_help_lists_every_command():

@@ -22,6 +22,7 @@ import pulsar_entries as pe
 from pulsar_entries._sample import generate_topic
 from pulsar_entries.cli import main
 from pulsar_entries.cli._output import COMMIT_DELAY_ENV, MARKER
+from pulsar_entries.cli._output import FILE_MARK as MARK
 from pulsar_entries.offload import write_offloaded_ledgers
 
 ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
@@ -135,6 +136,37 @@ def test_overwrite_never_replaces_a_directory_the_tool_did_not_write(topic_dir, 
     line = error_line(cli("--engine", "local", "compact", str(topic_dir), str(out), "--overwrite"))
     assert "did not write" in line
     assert (out / "data.csv").read_text() == "a,b\n"
+
+
+def test_overwrite_never_replaces_a_file_the_tool_did_not_write(topic_dir, tmp_path):
+    """The README says only pulsar-entries' own outputs are replaced; a user's file at OUT was replaced
+    with --overwrite all the same. A Parquet file of the user's (even one holding messages), or any
+    other file, is refused and left as it was; our own earlier output is replaced."""
+    theirs = tmp_path / "theirs.parquet"
+    pq.write_table(pe.decode(pq.read_table(topic_dir / "a.parquet")), theirs)
+    notes = tmp_path / "notes.html"
+    notes.write_text("<html>my notes</html>")
+    before = theirs.read_bytes()
+    line = error_line(cli("--engine", "local", "decode", str(topic_dir), str(theirs), "--overwrite"))
+    assert f"output {theirs} is a file that pulsar-entries did not write" in line
+    assert "remove it yourself" in line
+    assert theirs.read_bytes() == before
+    line = error_line(cli("--engine", "local", "inspect", str(topic_dir), "--html", str(notes), "--overwrite"))
+    assert "did not write" in line and notes.read_text() == "<html>my notes</html>"
+    # Our own outputs (a decoded Parquet file, an HTML report) are replaced with --overwrite.
+    ours = tmp_path / "ours.parquet"
+    report = tmp_path / "report.html"
+    assert cli("--engine", "local", "decode", str(topic_dir), str(ours)).returncode == 0
+    assert cli("--engine", "local", "inspect", str(topic_dir), "--html", str(report)).returncode == 0
+    assert MARK in (pq.read_metadata(ours).metadata or {})
+    first = ours.read_bytes()
+    assert (
+        cli("--engine", "local", "decode", str(topic_dir), str(ours), "--keep-markers", "--overwrite").returncode == 0
+    )
+    assert ours.read_bytes() != first
+    report.write_text(report.read_text().replace("</body>", "<p>old</p></body>"))
+    assert cli("--engine", "local", "inspect", str(topic_dir), "--html", str(report), "--overwrite").returncode == 0
+    assert "<p>old</p>" not in report.read_text()
 
 
 @pytest.mark.spark

@@ -4,18 +4,30 @@ from the bookies or tiered storage, never through the broker).
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import socket
+import ssl
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulsar_entries._native as _native
 
-from .layout import COMPACTION_CURSOR, Ledger, Partition, TopicLayout, select_partitions
+from .._redact import MASK, redact
+from .layout import COMPACTION_CURSOR, Ledger, Partition, TopicLayout, check_partition_count, select_partitions
+from .stores import check_timeout
+
+#: The largest reply body read from the admin REST API (64 MiB): a big topic's
+#: internal stats run to several MiB; a reply above the cap is an error, not read.
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+#: Redirects followed per request (brokers answer 307 to the broker that owns a topic).
+MAX_REDIRECTS = 5
+_REDIRECTS = (301, 302, 303, 307, 308)
+_CHUNK = 64 * 1024
 
 
 def is_admin_url(url: str) -> bool:
@@ -23,59 +35,201 @@ def is_admin_url(url: str) -> bool:
     return isinstance(url, str) and url.lower().startswith(("http://", "https://"))
 
 
-class AdminRest:
-    """A broker's admin REST API (``/admin/v2``), read only: GET requests,
-    bounded by ``timeout``, with an optional token (``Authorization: Bearer``)."""
+def _origin(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)``, the port filled in from the scheme."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
 
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 10.0) -> None:
+
+class _Deadline:
+    """Shuts a connection's socket down when its time is up, so that no read
+    (headers or body, however slowly the server drips them) outlasts it."""
+
+    def __init__(self, conn: http.client.HTTPConnection, seconds: float) -> None:
+        self.conn = conn
+        self.fired = False
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        self.fired = True
+        sock = self.conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+class AdminRest:
+    """A broker's admin REST API (``/admin/v2``), read only: GET requests with
+    an optional token (``Authorization: Bearer``).
+
+    ``timeout`` bounds each request as a whole: connecting, the headers and
+    the whole body, redirects included (name resolution aside); a request not
+    complete by then is a :class:`TimeoutError`. :meth:`get` also takes a
+    ``deadline`` (a :func:`time.monotonic` value) for several requests that share
+    one budget. Redirects are followed (at most :data:`MAX_REDIRECTS`), and the
+    token is sent only to the origin (scheme, host, port) of ``url``. A reply
+    body above ``max_reply_bytes`` (default :data:`MAX_REPLY_BYTES`) is an error."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 10.0,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+    ) -> None:
         if not is_admin_url(url):
-            raise ValueError(f"admin_url {url!r}: expected http://host:port or https://host:port")
-        if urllib.parse.urlsplit(url).hostname is None:
-            raise ValueError(f"admin_url {url!r}: no host")
+            raise ValueError(f"admin_url {redact(str(url))[:200]!r}: expected http://host:port or https://host:port")
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port  # noqa: B018 - a port that is not a number raises here
+        except ValueError:
+            raise ValueError(f"admin_url {redact(url)!r}: not a valid URL") from None
+        if parts.hostname is None:
+            raise ValueError(f"admin_url {redact(url)!r}: no host")
         self.url = url.rstrip("/")
         self._token = token
-        self._timeout = timeout
+        self._timeout = check_timeout("timeout", timeout)
+        if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, int) or max_reply_bytes < 1:
+            raise ValueError(f"max_reply_bytes: expected a positive integer, got {max_reply_bytes!r}")
+        self._max = max_reply_bytes
 
-    def get(self, path: str, *, what: str | None = None) -> Any:
+    def __repr__(self) -> str:
+        token = "None" if self._token is None else repr(MASK)
+        return f"AdminRest({self._shown(self.url)!r}, token={token}, timeout={self._timeout:g})"
+
+    def _shown(self, text: str) -> str:
+        return redact(text, self._token)
+
+    def get(self, path: str, *, what: str | None = None, deadline: float | None = None) -> Any:
         """The JSON answer to ``GET {url}{path}``. A 404 raises :class:`LookupError`
-        naming ``what`` (or the path); every failure is one line."""
+        naming ``what`` (or the path); every failure is one line. The request
+        ends by ``timeout`` seconds from now, or by ``deadline`` if that is sooner."""
         url = self.url + path
-        req = urllib.request.Request(url, headers={"Accept": "application/json"})
-        if self._token:
-            req.add_header("Authorization", f"Bearer {self._token}")
+        started = time.monotonic()
+        end = started + self._timeout
+        if deadline is not None:
+            end = min(end, deadline)
         try:
-            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            reason = _http_reason(e)
-            if e.code == 404:
-                raise LookupError(f"{what or path}: the broker at {self.url} answered 404 ({reason})") from None
-            if e.code in (401, 403):
-                raise PermissionError(f"GET {url}: HTTP {e.code} ({reason}); pass an admin token") from None
-            raise OSError(f"GET {url}: HTTP {e.code} ({reason})") from None
-        except (TimeoutError, socket.timeout):
-            raise TimeoutError(f"GET {url}: no answer within {self._timeout:g} s") from None
-        except urllib.error.URLError as e:
-            if isinstance(e.reason, (TimeoutError, socket.timeout)):
-                raise TimeoutError(f"GET {url}: no answer within {self._timeout:g} s") from None
-            raise OSError(f"admin REST API {self.url} unreachable: {e.reason}") from None
-        except OSError as e:
-            raise OSError(f"admin REST API {self.url} unreachable: {e}") from None
+            status, reason, raw, where = self._fetch(url, end)
+        except TimeoutError:
+            raise TimeoutError(
+                f"GET {self._shown(url)}: no complete answer within {max(end - started, 0):.3g} s"
+            ) from None
+        if status == 200:
+            try:
+                return json.loads(raw)
+            except RecursionError:
+                raise ValueError(f"GET {self._shown(url)}: JSON nested too deeply") from None
+            except ValueError as e:
+                raise ValueError(
+                    f"GET {self._shown(url)}: malformed JSON ({e}): {self._shown(repr(raw[:80]))}"
+                ) from None
+        text = self._shown(_reason(raw, reason))
+        if status == 404:
+            raise LookupError(f"{what or path}: the broker at {self._shown(self.url)} answered 404 ({text})")
+        if status in (401, 403):
+            hint = "pass an admin token"
+            if self._token and _origin(where) != _origin(self.url):
+                hint = f"the token is not sent to {self._shown(where)}, which the broker redirected to"
+            raise PermissionError(f"GET {self._shown(url)}: HTTP {status} ({text}); {hint}")
+        raise OSError(f"GET {self._shown(url)}: HTTP {status} ({text})")
+
+    def _fetch(self, url: str, end: float) -> tuple[int, str, bytes, str]:
+        """``(status, reason, body, final url)`` of GET ``url``, redirects followed."""
+        origin = _origin(self.url)
+        current = url
+        for _hop in range(MAX_REDIRECTS + 1):
+            headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+            if self._token and _origin(current) == origin:
+                headers["Authorization"] = f"Bearer {self._token}"
+            status, reason, location, body = self._once(current, headers, end)
+            if status not in _REDIRECTS or not location:
+                return status, reason, body, current
+            target = urllib.parse.urljoin(current, location)
+            if not is_admin_url(target):
+                raise OSError(f"GET {self._shown(url)}: redirected to {self._shown(target)[:200]!r}, not http(s)")
+            current = target
+        raise OSError(f"GET {self._shown(url)}: more than {MAX_REDIRECTS} redirects (last to {self._shown(current)})")
+
+    def _once(self, url: str, headers: dict[str, str], end: float) -> tuple[int, str, str | None, bytes]:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        parts = urllib.parse.urlsplit(url)
+        host, port = parts.hostname or "", parts.port
+        conn: http.client.HTTPConnection
+        if parts.scheme.lower() == "https":
+            conn = http.client.HTTPSConnection(host, port, timeout=left, context=ssl.create_default_context())
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=left)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        watchdog = _Deadline(conn, left)
         try:
-            return json.loads(raw)
-        except ValueError as e:
-            raise ValueError(f"GET {url}: malformed JSON ({e}): {raw[:80]!r}") from None
+            try:
+                conn.request("GET", target, headers=headers)
+                resp = conn.getresponse()
+                status = resp.status
+                if status in _REDIRECTS:
+                    return status, resp.reason, resp.getheader("Location"), b""
+                limit = self._max if status == 200 else _CHUNK  # an error's body only gives its reason
+                body = self._body(url, resp, limit, strict=status == 200)
+                return status, resp.reason, None, body
+            except (OSError, http.client.HTTPException) as e:
+                if watchdog.fired or isinstance(e, (TimeoutError, socket.timeout)):
+                    raise TimeoutError from None
+                if isinstance(e, http.client.HTTPException):
+                    raise OSError(
+                        f"admin REST API {self._shown(self.url)}: broken answer to GET {self._shown(url)} ({e!r})"
+                    ) from None
+                raise OSError(f"admin REST API {self._shown(self.url)} unreachable: {self._shown(str(e))}") from None
+            finally:
+                if watchdog.fired:
+                    raise TimeoutError
+        finally:
+            watchdog.cancel()
+            conn.close()
+
+    def _body(self, url: str, resp: http.client.HTTPResponse, limit: int, *, strict: bool) -> bytes:
+        """The body, read in chunks; above ``limit`` bytes an error (``strict``) or cut."""
+        claimed = resp.getheader("Content-Length")
+        if strict and claimed is not None and claimed.strip().isdigit() and int(claimed) > limit:
+            raise OSError(
+                f"GET {self._shown(url)}: the reply is {int(claimed):,} bytes (Content-Length), "
+                f"above the cap of {limit:,} bytes"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = resp.read(min(_CHUNK, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                if not strict:
+                    break
+                raise OSError(
+                    f"GET {self._shown(url)}: the reply is more than {limit:,} bytes (read {size:,}), above the cap"
+                )
+        return b"".join(chunks)[:limit]
 
 
-def _http_reason(e: urllib.error.HTTPError) -> str:
+def _reason(body: bytes, fallback: str) -> str:
+    """The ``reason`` of a broker's JSON error body, first line; else the HTTP reason."""
     try:
-        body = e.read()
         reason = json.loads(body).get("reason")
         if reason:
-            return str(reason).splitlines()[0]
+            return str(reason).splitlines()[0][:300]
     except Exception:
         pass
-    return str(e.reason)
+    return str(fallback)
 
 
 def _rest_path(topic: str) -> str:
@@ -88,12 +242,64 @@ def _rest_path(topic: str) -> str:
     return "/admin/v2/persistent/" + "/".join(urllib.parse.quote(p, safe="") for p in (tenant, ns, local))
 
 
-def _position(text: Any) -> tuple[int, int] | None:
-    """A ``"ledger:entry"`` position, or ``None``."""
-    if not isinstance(text, str) or ":" not in text:
-        return None
-    ledger, entry = text.split(":", 1)
-    return int(ledger), int(entry)
+_MISSING: Any = object()
+
+
+class _Answer:
+    """A broker's JSON answer for one topic, read field by field: a field of
+    the wrong shape is a one-line ValueError naming the topic, the field's path
+    (``internalStats.ledgers[3].ledgerId``) and the value, never a KeyError or
+    AttributeError from deep inside."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+
+    def bad(self, path: str, value: Any, expected: str) -> ValueError:
+        shown = repr(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        return ValueError(f"topic {self.topic}: the broker's {path} is {shown}, expected {expected}")
+
+    def obj(self, value: Any, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.bad(path, value, "an object")
+        return value
+
+    def field(self, obj: dict[str, Any], key: str, path: str, kind: str, default: Any = _MISSING) -> Any:
+        """``obj[key]`` checked as ``kind``: ``int`` (not bool, not float),
+        ``count`` (an int >= 0), ``int-1`` (an int >= -1), ``bool``, ``str``,
+        ``dict``, ``list``. An absent or null field is ``default`` (required
+        when there is none)."""
+        where = f"{path}.{key}"
+        value = obj.get(key)
+        if value is None:
+            if default is _MISSING:
+                raise self.bad(where, value, f"a value ({kind})")
+            return default
+        if kind in ("int", "count", "int-1"):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise self.bad(where, value, "an integer")
+            if (kind == "count" and value < 0) or (kind == "int-1" and value < -1):
+                raise self.bad(where, value, "a non-negative integer" if kind == "count" else "an integer >= -1")
+            return value
+        types: dict[str, Any] = {"bool": bool, "str": str, "dict": dict, "list": list}
+        if not isinstance(value, types[kind]):
+            expected = {"bool": "true or false", "str": "a string", "dict": "an object", "list": "a list"}[kind]
+            raise self.bad(where, value, expected)
+        return value
+
+    def position(self, obj: dict[str, Any], key: str, path: str) -> tuple[int, int] | None:
+        """A ``"ledger:entry"`` position (two integers), or ``None`` when absent."""
+        text = self.field(obj, key, path, "str", None)
+        if text is None:
+            return None
+        ledger, sep, entry = text.partition(":")
+        try:
+            if not sep or not ledger.lstrip("-").isdigit() or not entry.lstrip("-").isdigit():
+                raise ValueError
+            return int(ledger), int(entry)
+        except ValueError:
+            raise self.bad(f"{path}.{key}", text, "'ledgerId:entryId'") from None
 
 
 def _looks_like_address(bookie: str) -> bool:
@@ -114,12 +320,18 @@ def resolve_topic_admin(
     partitions: Sequence[int] | None = None,
     ledger_password: bytes = b"",
     bookie_addresses: Mapping[str, str] | None = None,
+    deadline: float | None = None,
 ) -> TopicLayout:
     """A topic's layout from the broker's admin REST API: partitions
     (``.../partitions``), ledgers with their BookKeeper metadata and the
     compacted ledger (``.../internalStats?metadata=true``), the compaction
     horizon (the ``__compaction`` cursor's mark-delete position) and, for
     offloaded ledgers, the offload ids (``.../internal-info``).
+
+    Each request is bounded by the ``AdminRest``'s ``timeout``; ``deadline`` (a
+    :func:`time.monotonic` value) also bounds them all together, when given.
+    Every answer's shape is checked: a field of the wrong type is a one-line
+    ValueError naming the topic and the field.
 
     What the REST API does not give: ledger passwords (the metadata text
     omits them; ``ledger_password`` stands in, Pulsar's default being empty,
@@ -133,57 +345,57 @@ def resolve_topic_admin(
     if paths["partition"] is not None:
         names = [(base, paths["partition"])]
     else:
-        meta = admin.get(_rest_path(base) + "/partitions", what=f"unknown topic {base}")
-        n = meta.get("partitions", 0) if isinstance(meta, dict) else 0
-        if not isinstance(n, int):
-            raise ValueError(f"topic {base}: the broker gave partition metadata {meta!r}")
+        answer = _Answer(base)
+        meta = answer.obj(
+            admin.get(_rest_path(base) + "/partitions", what=f"unknown topic {base}", deadline=deadline), "partitions"
+        )
+        n = check_partition_count(base, meta.get("partitions", 0), "the broker's partitions")
         names = [(base, -1)] if n == 0 else [(_native.partition_name(base, i), i) for i in range(n)]
     names = select_partitions(base, names, partitions)
     parts = []
     for name, index in names:
+        answer = _Answer(name)
         path = _rest_path(name)
-        stats = _internal_stats(admin, path, name)
+        stats, ledger_list = _internal_stats(admin, path, answer, deadline=deadline)
         uuids: dict[int, str] = {}
-        if any(led.get("offloaded") for led in stats["ledgers"]):
-            info = admin.get(path + "/internal-info", what=f"unknown topic {name}")
-            uuids = {
-                int(led["ledgerId"]): led["offloadedContextUuid"]
-                for led in (info or {}).get("ledgers", [])
-                if led.get("isOffloaded") and led.get("offloadedContextUuid")
-            }
+        if any(offloaded for _, _, _, _, offloaded in ledger_list):
+            info = answer.obj(
+                admin.get(path + "/internal-info", what=f"unknown topic {name}", deadline=deadline), "internal-info"
+            )
+            for i, item in enumerate(answer.field(info, "ledgers", "internal-info", "list", [])):
+                where = f"internal-info.ledgers[{i}]"
+                led = answer.obj(item, where)
+                lid = answer.field(led, "ledgerId", where, "count")
+                uuid = answer.field(led, "offloadedContextUuid", where, "str", None)
+                if answer.field(led, "isOffloaded", where, "bool", False) and uuid:
+                    uuids[lid] = uuid
         ledgers = []
-        for led in stats["ledgers"]:
-            lid = int(led["ledgerId"])
+        for lid, entries, size, text, offloaded in ledger_list:
             offload: dict[str, Any] | None = None
-            if led.get("offloaded"):
+            if offloaded:
                 if lid not in uuids:
                     raise ValueError(f"topic {name}: ledger {lid} is offloaded but internal-info gives no offload id")
                 offload = {"uuid": uuids[lid], "driver": None, "driver_properties": {}, "bookkeeper_deleted": False}
-            ledgers.append(
-                _admin_ledger(
-                    lid,
-                    int(led.get("entries", 0)),
-                    int(led.get("size", 0)),
-                    led.get("metadata"),
-                    ledger_password,
-                    offload,
-                )
-            )
+            ledgers.append(_admin_ledger(lid, entries, size, text, ledger_password, offload))
         compacted, horizon = None, None
-        cursor = (stats.get("cursors") or {}).get(COMPACTION_CURSOR)
-        if cursor is not None:
-            horizon = _position(cursor.get("markDeletePosition"))
-            c = stats.get("compactedLedger") or {}
-            cid = int(c.get("ledgerId", -1))
-            if cid < 0:
+        cursors = answer.field(stats, "cursors", "internalStats", "dict", {})
+        if cursors.get(COMPACTION_CURSOR) is not None:
+            where = f"internalStats.cursors.{COMPACTION_CURSOR}"
+            cursor = answer.obj(cursors[COMPACTION_CURSOR], where)
+            horizon = answer.position(cursor, "markDeletePosition", where)
+            c = answer.field(stats, "compactedLedger", "internalStats", "dict", {})
+            cid = answer.field(c, "ledgerId", "internalStats.compactedLedger", "int-1", -1)
+            loaded = cid >= 0
+            if not loaded:
                 # The broker has not loaded it: the cursor still names it, without its metadata.
-                cid = int((cursor.get("properties") or {}).get("CompactedTopicLedger", -1))
+                props = answer.field(cursor, "properties", where, "dict", {})
+                cid = answer.field(props, "CompactedTopicLedger", where + ".properties", "int-1", -1)
             if cid >= 0:
                 compacted = _admin_ledger(
                     cid,
-                    int(c.get("entries", 0)),
-                    int(c.get("size", 0)),
-                    c.get("metadata") if int(c.get("ledgerId", -1)) == cid else None,
+                    answer.field(c, "entries", "internalStats.compactedLedger", "int-1", 0) if loaded else 0,
+                    answer.field(c, "size", "internalStats.compactedLedger", "int-1", 0) if loaded else 0,
+                    answer.field(c, "metadata", "internalStats.compactedLedger", "str", None) if loaded else None,
                     ledger_password,
                     None,
                 )
@@ -202,35 +414,60 @@ def resolve_topic_admin(
     return TopicLayout(base, parts, {b: given.get(b, b) for b in sorted(ids)})
 
 
-def _internal_stats(admin: AdminRest, path: str, name: str, attempts: int = 3) -> dict[str, Any]:
-    """``internalStats?metadata=true``. The broker fills each ledger's
-    ``metadata`` from its ledger handle without waiting for handles still
-    opening, so a ledger can come without it: ask again (``attempts`` times in
-    all, a short pause between) and keep the metadata any answer gave.
-    Offloaded ledgers never carry it (Pulsar 4.2.4): they are not waited for."""
+#: One ledger of internal-stats: id, entries, size, metadata text (or None), offloaded.
+_StatsLedger = tuple[int, int, int, "str | None", bool]
+
+
+def _internal_stats(
+    admin: AdminRest, path: str, answer: _Answer, attempts: int = 3, *, deadline: float | None = None
+) -> tuple[dict[str, Any], list[_StatsLedger]]:
+    """``internalStats?metadata=true``, its shape checked: the answer and its
+    ledgers. The broker fills each ledger's ``metadata`` from its ledger handle
+    without waiting for handles still opening, so a ledger can come without it:
+    ask again (``attempts`` times in all, a short pause between) and keep the
+    metadata any answer gave. Offloaded ledgers never carry it (Pulsar 4.2.4):
+    they are not waited for."""
     seen: dict[int, str] = {}
     stats: dict[str, Any] = {}
+    ledgers: list[_StatsLedger] = []
     for attempt in range(attempts):
         if attempt:
             time.sleep(0.3 * attempt)
-        stats = admin.get(path + "/internalStats?metadata=true", what=f"unknown topic {name}")
-        if not isinstance(stats, dict) or not isinstance(stats.get("ledgers"), list):
-            raise ValueError(f"topic {name}: the broker's internal-stats has no ledger list")
-        ledgers = [*stats["ledgers"], stats.get("compactedLedger") or {}]
-        for led in ledgers:
-            if led.get("metadata"):
-                seen[int(led["ledgerId"])] = led["metadata"]
+        got = admin.get(path + "/internalStats?metadata=true", what=f"unknown topic {answer.topic}", deadline=deadline)
+        if not isinstance(got, dict) or not isinstance(got.get("ledgers"), list):
+            raise ValueError(f"topic {answer.topic}: the broker's internal-stats has no ledger list")
+        stats = got
+        ledgers = []
+        for i, item in enumerate(stats["ledgers"]):
+            where = f"internalStats.ledgers[{i}]"
+            led = answer.obj(item, where)
+            ledgers.append(
+                (
+                    answer.field(led, "ledgerId", where, "count"),
+                    answer.field(led, "entries", where, "count", 0),
+                    answer.field(led, "size", where, "count", 0),
+                    answer.field(led, "metadata", where, "str", None),
+                    answer.field(led, "offloaded", where, "bool", False),
+                )
+            )
+        c = answer.field(stats, "compactedLedger", "internalStats", "dict", {})
+        cid = answer.field(c, "ledgerId", "internalStats.compactedLedger", "int-1", -1)
+        ctext = answer.field(c, "metadata", "internalStats.compactedLedger", "str", None)
+        for lid, _, _, text, _ in [*ledgers, (cid, 0, 0, ctext, False)]:
+            if text:
+                seen[lid] = text
         missing = [
-            led
-            for led in ledgers
-            if int(led.get("ledgerId", -1)) >= 0 and not led.get("offloaded") and int(led["ledgerId"]) not in seen
+            lid
+            for lid, _, _, _, off in [*ledgers, (cid, 0, 0, None, False)]
+            if lid >= 0 and not off and lid not in seen
         ]
         if not missing:
             break
-    for led in [*stats["ledgers"], stats.get("compactedLedger") or {}]:
-        if int(led.get("ledgerId", -1)) in seen:
-            led["metadata"] = seen[int(led["ledgerId"])]
-    return stats
+    ledgers = [(lid, e, s, seen.get(lid, text), off) for lid, e, s, text, off in ledgers]
+    c = stats.get("compactedLedger") or {}
+    if isinstance(c, dict) and c.get("ledgerId") in seen:
+        c["metadata"] = seen[c["ledgerId"]]
+    return stats, ledgers
 
 
 def _unresolved_bookies(layout: TopicLayout, given: Mapping[str, str] | None) -> list[str]:

@@ -14,6 +14,21 @@ from .stores import MetadataStore
 
 #: The compaction subscription's cursor.
 COMPACTION_CURSOR = "__compaction"
+#: The most partitions a topic's metadata may give (Pulsar caps them with the broker
+#: setting ``maxNumPartitionsPerPartitionedTopic``, unlimited by default; 100,000 is
+#: far above any real topic and keeps a corrupt or hostile count from building
+#: millions of names).
+MAX_PARTITIONS = 100_000
+
+
+def check_partition_count(topic: str, value: object, field: str) -> int:
+    """``value`` as a partition count: an int (not a bool), 0 to :data:`MAX_PARTITIONS`;
+    else a one-line ValueError naming the topic, ``field`` and the value."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PARTITIONS:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise ValueError(f"topic {topic}: {field} is {shown}, expected a partition count from 0 to {MAX_PARTITIONS:,}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -98,7 +113,9 @@ def resolve_topic(topic: str, store: MetadataStore, *, partitions: Sequence[int]
         if node is None:
             names = [(paths["topic"], -1)]
         else:
-            n = _native.partition_count(node)
+            n = check_partition_count(
+                paths["topic"], _native.partition_count(node), f"the partition count at {paths['partitioned_metadata']}"
+            )
             names = [(_native.partition_name(paths["topic"], i), i) for i in range(n)]
     names = select_partitions(paths["topic"], names, partitions)
     parts = []

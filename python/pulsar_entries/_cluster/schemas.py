@@ -24,7 +24,7 @@ from typing import Any
 
 import pulsar_entries._native as _native
 
-from .admin import AdminRest
+from .admin import AdminRest, _Answer
 from .layout import _bookie_addresses, _ledger
 from .stores import MetadataStore
 
@@ -82,7 +82,16 @@ def rest_versions(topic: str, admin: AdminRest) -> list[dict[str, Any]]:
     items = answer.get("getSchemaResponses") if isinstance(answer, dict) else None
     if not isinstance(items, list):
         raise ValueError(f"topic {topic}: the broker's schema list is {str(answer)[:80]!r}")
-    return [from_schema_info(item, version=item.get("version")) for item in items]
+    check = _Answer(topic)
+    out = []
+    for i, item in enumerate(items):
+        where = f"schemas.getSchemaResponses[{i}]"
+        info = check.obj(item, where)
+        version = check.field(info, "version", where, "count", None)
+        check.field(info, "type", where, "str")
+        check.field(info, "properties", where, "dict", None)
+        out.append(from_schema_info(info, version=version))
+    return out
 
 
 def from_schema_info(info: Any, *, version: Any = None) -> dict[str, Any]:

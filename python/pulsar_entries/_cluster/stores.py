@@ -4,12 +4,27 @@ standalone's RocksDB), read only.
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 import shutil
 import tempfile
 from typing import Any, Protocol
 
 import pulsar_entries._native as _native
+
+from .._redact import redact_uri
+
+
+def check_timeout(name: str, value: Any) -> float:
+    """``value`` as a positive, finite number of seconds; else a one-line ValueError naming ``name``."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{name}: expected a positive number of seconds, got {str(value)[:60]!r}")
+    return seconds
 
 
 class MetadataStore(Protocol):
@@ -25,8 +40,21 @@ class MetadataStore(Protocol):
         """Releases the connection."""
 
 
+def _quiet_logger() -> logging.Logger:
+    """kazoo's own logger: it logs every failed connection attempt on the root
+    logger's handlers, before the one-line error says the same. Given a logger of
+    its own that records nothing, the user sees only the error."""
+    log = logging.getLogger("pulsar_entries.kazoo")
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
+    log.propagate = False
+    log.setLevel(logging.CRITICAL + 1)
+    return log
+
+
 class ZooKeeperStore:
-    """A ZooKeeper metadata store, read through kazoo. Only reads are issued."""
+    """A ZooKeeper metadata store, read through kazoo. Only reads are issued;
+    connecting is bounded by ``timeout``, and kazoo logs nothing (see :func:`_quiet_logger`)."""
 
     def __init__(self, hosts: str, *, timeout: float = 10.0) -> None:
         try:
@@ -34,7 +62,13 @@ class ZooKeeperStore:
             from kazoo.handlers.threading import KazooTimeoutError
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError("reading a ZooKeeper store needs kazoo: pip install 'pulsar-entries[cluster]'") from e
-        self._zk = KazooClient(hosts=hosts, timeout=timeout, read_only=True, connection_retry={"max_tries": 1})
+        self._zk = KazooClient(
+            hosts=hosts,
+            timeout=timeout,
+            read_only=True,
+            connection_retry={"max_tries": 1},
+            logger=_quiet_logger(),
+        )
         try:
             self._zk.start(timeout=timeout)
         except KazooTimeoutError:
@@ -144,15 +178,18 @@ class RocksDBStore:
 
 def open_store(url: str, *, timeout: float = 10.0) -> MetadataStore:
     """Opens a metadata store from its address (``zk:...`` or ``rocksdb:...``)."""
+    timeout = check_timeout("timeout", timeout)
     if not isinstance(url, str) or not url:
         raise ValueError("metadata_url must be a non-empty string such as 'zk:127.0.0.1:2181' or 'rocksdb:/path'")
     if url.startswith("zk:"):
         hosts = url[3:].removeprefix("//")
         if not hosts or hosts.startswith("/"):
-            raise ValueError(f"metadata_url {url!r}: expected zk:host:port[,host:port][/chroot]")
+            raise ValueError(f"metadata_url {redact_uri(url)!r}: expected zk:host:port[,host:port][/chroot]")
         return ZooKeeperStore(hosts, timeout=timeout)
     if url.startswith("rocksdb:"):
         path = url[len("rocksdb:") :].removeprefix("//")
         return RocksDBStore(path)
     scheme = url.split(":", 1)[0] if ":" in url else url
-    raise ValueError(f"metadata_url {url!r}: unsupported store {scheme!r}; use zk:host:port[/chroot] or rocksdb:/path")
+    raise ValueError(
+        f"metadata_url {redact_uri(url)!r}: unsupported store {scheme!r}; use zk:host:port[/chroot] or rocksdb:/path"
+    )

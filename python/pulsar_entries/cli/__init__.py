@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from .._native import __version__
+from .._redact import redact
 from ._commands import cmd_compact, cmd_decode, cmd_generate, cmd_inspect, cmd_last_id, cmd_seek
 from ._demo import cmd_demo
 from ._errors import CliError, one_line
@@ -199,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # one line for the user, with the root cause; --debug for the traceback
         if args.debug:
             raise
-        print(f"pulsar-entries: error: {one_line(e)}", file=sys.stderr)
+        # Never a credential: URIs' user information, secret query parameters, the admin token.
+        print(f"pulsar-entries: error: {redact(one_line(e), getattr(args, 'admin_token', None))}", file=sys.stderr)
         return 1
     return 0
 

@@ -20,7 +20,7 @@ from .._times import parse_time
 from ..offload import write_offloaded_ledgers
 from ._engines import Engine, engine_for
 from ._errors import CliError
-from ._output import staged
+from ._output import marked, staged
 from ._report import render_html, render_text
 from ._topic import ClusterTopic, inputs, source
 
@@ -138,7 +138,7 @@ def decode_typed(
     if directory:
         out.mkdir(parents=True, exist_ok=True)
         out = out / "part-00000.parquet"
-    pq.write_table(table, out)
+    pq.write_table(marked(table), out)
     return table.num_rows, table.num_rows - table["error"].null_count
 
 

@@ -30,6 +30,7 @@ from .._compaction import Compactor, MessagePosition, last_message_position, to_
 from .._inputs import inputs_schema, list_inputs, read_file
 from .._table_view import TableView
 from ._errors import CliError
+from ._output import marked
 from ._report import Stats, stats_from_arrow
 from ._topic import ClusterTopic
 
@@ -210,7 +211,7 @@ class LocalEngine(Engine):
 
     def decode(self, source: str | Path, out: str | Path, **options: Any) -> tuple[int, int]:
         messages = self.decode_table(read_entries(source, keep_errors=True), **options)
-        pq.write_table(messages, out)
+        pq.write_table(marked(messages), out)
         return messages.num_rows, messages.num_rows - messages["error"].null_count
 
     def stats(self, source: str | Path, messages: str | Path | None = None) -> Stats:

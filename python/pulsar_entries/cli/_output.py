@@ -6,7 +6,10 @@ The rules, the same on both engines:
   inside ``IN``): writing would destroy or mix what is being read.
 - An existing non-empty ``OUT`` is replaced only with ``--overwrite``, and only
   when pulsar-entries wrote it: a directory the tool writes holds a
-  :data:`MARKER` file, and a directory without one is never deleted.
+  :data:`MARKER` file, a Parquet file it writes carries the key
+  :data:`FILE_MARK` in its key-value metadata (:func:`marked`), an HTML report
+  the :data:`HTML_MARK` generator tag. A directory or file without its mark is
+  never deleted (an empty file is: nothing is lost).
 - The output is written to a hidden temporary sibling (``.NAME.tmp-PID``) and
   moved into place when the command has finished: a file with an atomic
   rename (``os.replace``), a directory by renaming the old one aside, renaming
@@ -30,19 +33,53 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
+from .._redact import filesystem_from_uri
 from ._errors import CliError
 
 #: The file every output directory of the CLI holds: what ``--overwrite`` may replace.
 MARKER = "_PULSAR_ENTRIES"
+#: The key-value metadata key of every Parquet file the CLI writes: what ``--overwrite`` may replace.
+FILE_MARK = b"pulsar-entries"
+#: The generator tag of every HTML report the CLI writes, in its first bytes.
+HTML_MARK = '<meta name="generator" content="pulsar-entries">'
 #: Test-only: seconds to sleep between writing the temporary sibling and moving it into place.
 COMMIT_DELAY_ENV = "PULSAR_ENTRIES_TEST_COMMIT_DELAY"
 
 
+def marked(table: pa.Table) -> pa.Table:
+    """``table`` with :data:`FILE_MARK` in its schema metadata (Parquet's key-value metadata once
+    written): the mark that lets ``--overwrite`` replace the file later."""
+    note = b"written by pulsar-entries; --overwrite may replace this file"
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), FILE_MARK: note})
+
+
+def _is_ours(fs: pafs.FileSystem, path: str) -> bool:
+    """Whether the file at ``path`` carries the mark of an output of pulsar-entries (or is empty)."""
+    try:
+        with fs.open_input_file(path) as f:
+            size = f.size()
+            if size == 0:
+                return True
+            head = f.read(4096)
+            if head.startswith(b"PAR1") and size >= 12:
+                f.seek(size - 4)
+                if f.read(4) != b"PAR1":
+                    return False
+                f.seek(0)
+                return FILE_MARK in (pq.read_metadata(f).metadata or {})
+            return HTML_MARK.encode() in head
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+
+
 def _fs(path: str) -> tuple[pafs.FileSystem, str]:
     if "://" in path and not path.startswith("file://"):
-        return pafs.FileSystem.from_uri(path)
+        fs, inner = filesystem_from_uri(path, "output")
+        return fs, inner
     local = path[len("file://") :] if path.startswith("file://") else path
     return pafs.LocalFileSystem(), str(Path(local).absolute())
 
@@ -104,6 +141,11 @@ def check_replace(out: str | Path, *, directory: bool, overwrite: bool) -> None:
         raise CliError(f"output {out} is a file; this command writes a directory there")
     if not overwrite:
         raise CliError(f"output {out} exists: add --overwrite to replace it")
+    if not _is_ours(fs, path):
+        raise CliError(
+            f"output {out} is a file that pulsar-entries did not write; --overwrite replaces only its own "
+            "outputs: remove it yourself or choose another OUT"
+        )
 
 
 def _temp_sibling(fs: pafs.FileSystem, path: str, what: str) -> str:

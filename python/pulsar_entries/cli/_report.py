@@ -13,6 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._output import HTML_MARK
+
 QUANTILES = (0.0, 0.5, 0.9, 1.0)
 RATE_BUCKETS = 60
 
@@ -285,7 +287,7 @@ def render_html(st: Stats, title: str = "pulsar-entries topic report") -> str:
     value_bars = [(f"≥{_size_label(b)}", st.value_size_hist[b]) for b in sorted(st.value_size_hist)]
     per = f"{st.rate_bucket_ms / 1000:g} s" if st.rate_bucket_ms else "-"
     return (
-        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<!doctype html><html><head><meta charset='utf-8'>{HTML_MARK}"
         f"<title>{html.escape(title)}</title>"
         "<style>body{font-family:sans-serif;margin:2em}pre{background:#f4f4f4;padding:1em}</style></head><body>"
         f"<h1>{html.escape(title)}</h1><pre>{html.escape(render_text(st))}</pre>"

@@ -6,6 +6,7 @@ bookie's files), once, on this machine."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ import pyarrow.compute as pc
 
 from .. import _cluster
 from .._compaction import MessagePosition, last_message_position
+from .._redact import MASK, filesystem_from_uri, redact_uri
 from ._errors import CliError
 
 #: What makes ``IN`` a topic rather than a path.
@@ -25,6 +27,18 @@ TOKEN_ENV = "PULSAR_ENTRIES_ADMIN_TOKEN"
 
 def is_topic(source: object) -> bool:
     return isinstance(source, str) and source.startswith(TOPIC_SCHEMES)
+
+
+def seconds(text: str) -> float:
+    """``--timeout``'s type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        # argparse prints "argument --timeout: " before this.
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = True, topic: bool = True) -> None:
@@ -77,7 +91,7 @@ def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = Tr
         default=os.environ.get(TOKEN_ENV),
         help=f"token for the admin REST API (Authorization: Bearer; default ${TOKEN_ENV})",
     )
-    g.add_argument("--timeout", type=float, default=30.0, help="seconds per metadata or bookie request (default 30)")
+    g.add_argument("--timeout", type=seconds, default=30.0, help="seconds per metadata or bookie request (default 30)")
 
 
 def topic_option_as_input(p: argparse.ArgumentParser, args: argparse.Namespace, *, out: bool) -> None:
@@ -114,6 +128,10 @@ class ClusterTopic:
 
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:
+        options = {k: (MASK if k == "admin_token" and v else v) for k, v in self.options.items()}
+        return redact_uri(f"ClusterTopic({self.name!r}, options={options!r}, read_compacted={self.read_compacted})")
 
     def layout(self) -> _cluster.TopicLayout:
         if self._layout is None:
@@ -195,12 +213,10 @@ def source(args: argparse.Namespace) -> Any:
         addresses[bookie] = address
     read: dict[str, Any] = {"bookie_dirs": args.bookie_dir, "timeout": args.timeout}
     if args.offload_uri:
-        from pyarrow import fs
-
         try:
-            filesystem, prefix = fs.FileSystem.from_uri(args.offload_uri)
+            filesystem, prefix = filesystem_from_uri(args.offload_uri, "--offload-uri")
         except (ValueError, OSError) as e:
-            raise CliError(f"--offload-uri {args.offload_uri}: {e}") from None
+            raise CliError(str(e)) from None
         read.update(offload_filesystem=filesystem, offload_prefix=prefix)
     options: dict[str, Any] = {
         "metadata_url": args.metadata_url,

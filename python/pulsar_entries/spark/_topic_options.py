@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import pyarrow as pa
 
 from .. import _native
 from .._cluster import TopicLayout, open_store, topic_layout
-from .._cluster.admin import AdminRest, is_admin_url
+from .._cluster.admin import AdminRest, check_timeout, is_admin_url
 from .._cluster.scan import output_schema
+from .._redact import MASK, filesystem_from_uri, redact_uri
 from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
 
 #: Options the source reads (case-insensitive, as Spark passes them).
@@ -266,6 +267,21 @@ class TopicOptions:
     #: Each topic's schema for typed rows, resolved on the driver (see :func:`resolve_schema`).
     topic_schemas: dict[str, TopicSchema] | None = None
 
+    def __repr__(self) -> str:
+        """The options with the admin token and the ledger password masked and every URI's
+        credentials redacted (``offloadPath``, the metadata and admin URLs)."""
+        shown = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "admin_token" and value is not None:
+                text = repr(MASK)
+            elif f.name == "ledger_password" and value:
+                text = repr(MASK.encode())
+            else:
+                text = redact_uri(repr(value))
+            shown.append(f"{f.name}={text}")
+        return f"TopicOptions({', '.join(shown)})"
+
     @staticmethod
     def parse(options: Mapping[str, str]) -> TopicOptions:
         lower = {str(k).lower(): v for k, v in options.items()}
@@ -326,10 +342,7 @@ class TopicOptions:
             ),
         )
         timeout = get("timeout")
-        try:
-            seconds = 30.0 if timeout is None else float(timeout)
-        except ValueError:
-            raise ValueError(f"option timeout={timeout!r}: expected seconds") from None
+        seconds = 30.0 if timeout is None else check_timeout("option timeout", timeout.strip())
         dirs = get("bookieDirs")
         password = get("ledgerPassword")
         return TopicOptions(
@@ -364,12 +377,7 @@ class TopicOptions:
         ``s3://bucket/prefix?endpoint_override=...``, ``gs://...``, a local directory)."""
         if self.offload_path is None:
             return None, ""
-        import pyarrow.fs as pafs
-
-        try:
-            fs, path = pafs.FileSystem.from_uri(self.offload_path)
-        except (pa.ArrowInvalid, ValueError, OSError) as e:
-            raise ValueError(f"option offloadPath={self.offload_path!r}: {e}") from None
+        fs, path = filesystem_from_uri(self.offload_path, "option offloadPath")
         return fs, path
 
     def output(self) -> pa.Schema:
@@ -398,8 +406,12 @@ def _pattern_topics(opts: TopicOptions) -> list[str]:
     names: list[str]
     if opts.admin_url is not None or is_admin_url(opts.metadata_url or ""):
         admin = AdminRest(opts.admin_url or opts.metadata_url or "", token=opts.admin_token, timeout=opts.timeout)
-        names = [str(n) for n in admin.get(f"/admin/v2/persistent/{tenant}/{ns}", what=f"namespace {tenant}/{ns}")]
-        names += [str(n) for n in admin.get(f"/admin/v2/persistent/{tenant}/{ns}/partitioned")]
+        names = []
+        for path in (f"/admin/v2/persistent/{tenant}/{ns}", f"/admin/v2/persistent/{tenant}/{ns}/partitioned"):
+            got = admin.get(path, what=f"namespace {tenant}/{ns}")
+            if not isinstance(got, list) or not all(isinstance(n, str) for n in got):
+                raise ValueError(f"namespace {tenant}/{ns}: the broker's topic list at {path} is {str(got)[:60]!r}")
+            names += got
     else:
         store = open_store(opts.metadata_url or "", timeout=opts.timeout)
         try:

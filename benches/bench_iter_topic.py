@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "python"))
-from support.fake_bookie import FakeAdmin, FakeBookie, metadata_text, topic_routes  # noqa: E402
+from support.admin_server import FakeAdmin
+from support.fake_bookie import FakeBookie, metadata_text, topic_routes
 
 CHILD = """
 import sys, time
@@ -71,7 +72,9 @@ def main() -> None:
     ap.add_argument("--sizes-mib", default="256,512,2048")
     ap.add_argument("--budgets-mib", default="32,64,256")
     args = ap.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
     print("| topic | reader | budget | entries | peak RSS | RSS after imports | peak - budget | seconds | MiB/s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for size_mib, budget_mib in zip(map(int, args.sizes_mib.split(",")), map(int, args.budgets_mib.split(","))):

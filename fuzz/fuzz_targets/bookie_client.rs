@@ -83,7 +83,12 @@ impl Conn {
             let (rc, l, e, data): (i32, i64, i64, Vec<u8>) = match choice % 10 {
                 0..=3 => {
                     let payload = s.slice((choice / 10) as usize % 16);
-                    (0, LEDGER, entry, stored(&self.digester, entry, entry - 1, &payload))
+                    (
+                        0,
+                        LEDGER,
+                        entry,
+                        stored(&self.digester, entry, entry - 1, &payload),
+                    )
                 }
                 4 => (2, LEDGER, entry, vec![]),
                 5 => (1, LEDGER, entry, vec![]),
@@ -178,11 +183,19 @@ fuzz_target!(|data: &[u8]| {
         at: 0,
     };
     let flags = s.byte();
-    let digest = [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Dummy]
-        [flags as usize % 4];
+    let digest = [
+        DigestType::Crc32c,
+        DigestType::Crc32,
+        DigestType::Hmac,
+        DigestType::Dummy,
+    ][flags as usize % 4];
     let e = 1 + (flags as usize >> 2) % 3;
     let w = 1 + s.byte() as usize % e;
-    let state = if flags & 0x40 == 0 { LedgerState::Closed } else { LedgerState::Open };
+    let state = if flags & 0x40 == 0 {
+        LedgerState::Closed
+    } else {
+        LedgerState::Open
+    };
     let claim = s.i64().max(-1);
     let first = (s.byte() % 8) as i64;
     let meta = LedgerMetadata {
@@ -239,7 +252,11 @@ fuzz_target!(|data: &[u8]| {
             return;
         };
         assert!(w.entries.len() as i64 <= MAX_WINDOW);
-        let bytes: usize = w.entries.iter().map(|r| r.data.as_ref().map_or(0, Vec::len)).sum();
+        let bytes: usize = w
+            .entries
+            .iter()
+            .map(|r| r.data.as_ref().map_or(0, Vec::len))
+            .sum();
         // The budget, overshot by at most the requests in flight (4 pipelines of 4 frames).
         assert!(bytes <= (1 << 16) + 16 * (1 << 16), "{bytes}");
         rows.extend(w.entries);

@@ -33,13 +33,21 @@ fuzz_target!(|data: &[u8]| {
             let _ = protocol::read_frame(&mut Cursor::new(rest), 1 << 16);
         }
         1 => {
-            for kind in [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Dummy] {
+            for kind in [
+                DigestType::Crc32c,
+                DigestType::Crc32,
+                DigestType::Hmac,
+                DigestType::Dummy,
+            ] {
                 let d = Digester::new(kind, b"");
                 if let Ok(h) = d.verify(rest, 0, None) {
                     assert!(h.payload_offset <= rest.len());
                     // What verifies must recompute to the same digest.
                     let n = kind.len();
-                    assert_eq!(d.compute(&rest[..32], &rest[32 + n..]), rest[32..32 + n].to_vec());
+                    assert_eq!(
+                        d.compute(&rest[..32], &rest[32 + n..]),
+                        rest[32..32 + n].to_vec()
+                    );
                 }
             }
         }

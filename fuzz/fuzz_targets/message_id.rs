@@ -20,7 +20,10 @@ fuzz_target!(|data: &[u8]| {
     // As Java's toByteArray, a negative partition is not written: it reads back as -1.
     let norm = |k: (i64, i64, i32, i32)| (k.0, k.1, k.2.max(-1), k.3);
     assert_eq!(norm(back.position().key()), norm(id.position().key()));
-    assert_eq!(norm(back.seek_position().key()), norm(id.seek_position().key()));
+    assert_eq!(
+        norm(back.seek_position().key()),
+        norm(id.seek_position().key())
+    );
     let again = back.serialize();
     let third = AnyMessageId::deserialize(&again).expect("our own serialization parses");
     assert_eq!(

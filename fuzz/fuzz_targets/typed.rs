@@ -36,7 +36,10 @@ fn version(v: i64, t: SchemaType, def: &[u8], props: &[(&str, &str)]) -> SchemaV
         version: v,
         schema_type: t,
         definition: def.to_vec(),
-        properties: props.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        properties: props
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
     }
 }
 

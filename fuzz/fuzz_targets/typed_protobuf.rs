@@ -22,7 +22,13 @@ use pulsar_entries_core::schema::{SchemaType, SchemaVersion, TopicSchema};
 
 mod typed_row;
 
-fn field(name: &str, number: i32, ty: Type, label: Label, type_name: Option<&str>) -> FieldDescriptorProto {
+fn field(
+    name: &str,
+    number: i32,
+    ty: Type,
+    label: Label,
+    type_name: Option<&str>,
+) -> FieldDescriptorProto {
     FieldDescriptorProto {
         name: Some(name.into()),
         number: Some(number),
@@ -42,14 +48,21 @@ fn child(name: &str, number: i32, type_name: &str, label: Label) -> FieldDescrip
 }
 
 fn message(name: &str, fields: Vec<FieldDescriptorProto>) -> DescriptorProto {
-    DescriptorProto { name: Some(name.into()), field: fields, ..Default::default() }
+    DescriptorProto {
+        name: Some(name.into()),
+        field: fields,
+        ..Default::default()
+    }
 }
 
 fn map_entry(name: &str, key: Type, value: FieldDescriptorProto) -> DescriptorProto {
     DescriptorProto {
         name: Some(name.into()),
         field: vec![scalar("key", 1, key), value],
-        options: Some(MessageOptions { map_entry: Some(true), ..Default::default() }),
+        options: Some(MessageOptions {
+            map_entry: Some(true),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
@@ -64,7 +77,15 @@ fn file(version: u8) -> FileDescriptorProto {
     let mut fields = vec![
         scalar("id", 1, Type::Int64),
         scalar("name", 2, Type::String),
-        scalar("ratio", 3, if version == 0 { Type::Float } else { Type::Double }),
+        scalar(
+            "ratio",
+            3,
+            if version == 0 {
+                Type::Float
+            } else {
+                Type::Double
+            },
+        ),
         scalar("on", 4, Type::Bool),
         scalar("blob", 5, Type::Bytes),
         field("kind", 6, Type::Enum, Label::Optional, Some(".fz.Kind")),
@@ -86,18 +107,34 @@ fn file(version: u8) -> FileDescriptorProto {
     let mut root = message("Root", fields);
     root.nested_type = vec![
         map_entry("CountsEntry", Type::String, scalar("value", 2, Type::Int64)),
-        map_entry("BySlotEntry", Type::Int32, child("value", 2, ".fz.Item", Label::Optional)),
+        map_entry(
+            "BySlotEntry",
+            Type::Int32,
+            child("value", 2, ".fz.Item", Label::Optional),
+        ),
     ];
-    root.oneof_decl = vec![OneofDescriptorProto { name: Some("_maybe".into()), ..Default::default() }];
+    root.oneof_decl = vec![OneofDescriptorProto {
+        name: Some("_maybe".into()),
+        ..Default::default()
+    }];
     FileDescriptorProto {
         name: Some("fz.proto".into()),
         package: Some("fz".into()),
         syntax: Some("proto3".into()),
         message_type: vec![
-            message("Item", vec![scalar("sku", 1, Type::String), scalar("qty", 2, Type::Uint32)]),
+            message(
+                "Item",
+                vec![
+                    scalar("sku", 1, Type::String),
+                    scalar("qty", 2, Type::Uint32),
+                ],
+            ),
             message(
                 "Node",
-                vec![scalar("v", 1, Type::Int32), child("next", 2, ".fz.Node", Label::Optional)],
+                vec![
+                    scalar("v", 1, Type::Int32),
+                    child("next", 2, ".fz.Node", Label::Optional),
+                ],
             ),
             root,
         ],
@@ -120,7 +157,10 @@ fn file(version: u8) -> FileDescriptorProto {
 
 /// Pulsar's `ProtobufNativeSchemaData` JSON for a version.
 fn definition(version: u8) -> Vec<u8> {
-    let set = FileDescriptorSet { file: vec![file(version)] }.encode_to_vec();
+    let set = FileDescriptorSet {
+        file: vec![file(version)],
+    }
+    .encode_to_vec();
     format!(
         r#"{{"fileDescriptorSet":"{}","rootMessageTypeName":"fz.Root","rootFileDescriptorName":"fz.proto"}}"#,
         base64::engine::general_purpose::STANDARD.encode(set)
@@ -148,5 +188,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let named = i64::from(selector % 4); // versions 0..=3: 2 and 3 are unknown
     let error = typed_row::check(payload, named, schema());
-    assert!(error || named <= 1, "a message naming unknown version {named} was typed");
+    assert!(
+        error || named <= 1,
+        "a message naming unknown version {named} was typed"
+    );
 });

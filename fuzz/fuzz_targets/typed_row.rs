@@ -21,7 +21,13 @@ pub fn check(payload: &[u8], named: i64, schema: &TopicSchema) -> bool {
     .expect("a valid batch");
     let out = typed_batch(&batch, schema, &TypedOptions::default()).expect("the schemas are valid");
     assert_eq!(out.num_rows(), 1);
-    assert_eq!(out.column_by_name("value").expect("value kept").as_binary::<i32>().value(0), payload);
+    assert_eq!(
+        out.column_by_name("value")
+            .expect("value kept")
+            .as_binary::<i32>()
+            .value(0),
+        payload
+    );
     let error = out.column_by_name("error").expect("an error column");
     if error.is_valid(0) {
         // An error row has no typed values.

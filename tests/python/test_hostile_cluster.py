@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from support.fake_bookie import FakeAdmin, FakeBookie, metadata_text, topic_routes
 
 import pulsar_entries as pe
 import pulsar_entries._native as _native
 from pulsar_entries import _cluster
 from pulsar_entries._cluster.layout import Ledger, Partition, TopicLayout
 from pulsar_entries._cluster.scan import MAX_RANGES_PER_LEDGER, plan_ranges
+
+from support.admin_server import FakeAdmin
+from support.fake_bookie import FakeBookie, metadata_text, topic_routes
 
 TOPIC = "persistent://public/default/t"
 
@@ -33,7 +35,10 @@ def one_ledger(bookie: str, **meta: object) -> list[dict[str, object]]:
 @pytest.mark.parametrize("claim", [10**12, 2**63 - 1])
 def test_a_huge_claimed_lac_reads_what_exists_and_ends_in_one_row(claim: int) -> None:
     # Before: `memory allocation of 8000000000008 bytes failed` (SIGABRT), or a PanicException.
-    with FakeBookie(small, lac=claim) as bk, FakeAdmin(topic_routes("public/default/t", one_ledger(bk.address, state="OPEN"))) as admin:
+    with (
+        FakeBookie(small, lac=claim) as bk,
+        FakeAdmin(topic_routes("public/default/t", one_ledger(bk.address, state="OPEN"))) as admin,
+    ):
         t = pe.read_topic(TOPIC, admin_url=admin.url, timeout=5)
     good = t.filter(pa.compute.is_null(t["error"]))
     assert good["entry_id"].to_pylist() == list(range(10))
@@ -54,7 +59,12 @@ def test_a_closed_ledger_claiming_more_than_the_managed_ledger_counts_is_bounded
 
 
 def test_iter_topic_streams_batches_within_the_budget() -> None:
-    with FakeBookie(small) as bk, FakeAdmin(topic_routes("public/default/t", one_ledger(bk.address, state="CLOSED", last_entry_id=9, length=100))) as admin:
+    with (
+        FakeBookie(small) as bk,
+        FakeAdmin(
+            topic_routes("public/default/t", one_ledger(bk.address, state="CLOSED", last_entry_id=9, length=100))
+        ) as admin,
+    ):
         batches = list(pe.iter_topic(TOPIC, admin_url=admin.url, timeout=5, memory_budget=16 << 20))
     assert all(isinstance(b, pa.RecordBatch) for b in batches)
     t = pa.Table.from_batches(batches)
@@ -65,7 +75,12 @@ def test_iter_topic_streams_batches_within_the_budget() -> None:
 
 def test_a_trickling_bookie_is_held_to_the_timeout() -> None:
     # Before: a byte every 0.5 s held a read with timeout=2 s for 51 s.
-    with FakeBookie(small, mode="trickle", trickle_s=0.5) as bk, FakeAdmin(topic_routes("public/default/t", one_ledger(bk.address, state="CLOSED", last_entry_id=2, length=30))) as admin:
+    with (
+        FakeBookie(small, mode="trickle", trickle_s=0.5) as bk,
+        FakeAdmin(
+            topic_routes("public/default/t", one_ledger(bk.address, state="CLOSED", last_entry_id=2, length=30))
+        ) as admin,
+    ):
         start = time.monotonic()
         t = pe.read_topic(TOPIC, admin_url=admin.url, timeout=2)
         took = time.monotonic() - start
@@ -78,7 +93,12 @@ def test_a_trickling_bookie_is_held_to_the_timeout() -> None:
 
 def test_a_deadline_bounds_the_whole_read() -> None:
     ledgers = [
-        {"ledgerId": i, "entries": 3, "size": 30, "metadata": metadata_text("B", state="CLOSED", last_entry_id=2, length=30)}
+        {
+            "ledgerId": i,
+            "entries": 3,
+            "size": 30,
+            "metadata": metadata_text("B", state="CLOSED", last_entry_id=2, length=30),
+        }
         for i in range(1, 6)
     ]
     with FakeBookie(small, mode="silent") as bk:
@@ -95,7 +115,12 @@ def test_a_deadline_bounds_the_whole_read() -> None:
 
 def test_ctrl_c_stops_a_read_within_a_second(tmp_path: Path) -> None:
     # Before: Ctrl-C waited for the native call to return (31 s with timeout=30).
-    with FakeBookie(small, mode="silent") as bk, FakeAdmin(topic_routes("public/default/t", one_ledger(bk.address, state="CLOSED", last_entry_id=2, length=30))) as admin:
+    with (
+        FakeBookie(small, mode="silent") as bk,
+        FakeAdmin(
+            topic_routes("public/default/t", one_ledger(bk.address, state="CLOSED", last_entry_id=2, length=30))
+        ) as admin,
+    ):
         script = textwrap.dedent(
             f"""
             import pulsar_entries as pe, sys
@@ -142,9 +167,9 @@ def test_the_planner_trusts_evidence_not_claims() -> None:
 
 def test_one_bad_compacted_record_is_one_error_row() -> None:
     # Before: `Casting field 'ledger_id' with null values to non-nullable` failed the whole read.
-    good = pe.to_ledger_records(
-        pa.table({"ledger_id": [5, 5], "entry_id": [0, 1], "data": [b"a", b"b"]})
-    )["record"].to_pylist()
+    good = pe.to_ledger_records(pa.table({"ledger_id": [5, 5], "entry_id": [0, 1], "data": [b"a", b"b"]}))[
+        "record"
+    ].to_pylist()
     records = pa.table(
         {
             "ledger_id": pa.array([9, 9, 9], pa.int64()),

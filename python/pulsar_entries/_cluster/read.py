@@ -177,8 +177,10 @@ def _ledger_windows(
             return
         yield pa.table(batch)
     if conflict is not None and (last is None or last > bound):
-        yield _error_rows(led.ledger_id, partition, conflict).drop_columns(["partition"]).set_column(
-            1, "entry_id", pa.array([bound + 1], pa.int64())
+        yield (
+            _error_rows(led.ledger_id, partition, conflict)
+            .drop_columns(["partition"])
+            .set_column(1, "entry_id", pa.array([bound + 1], pa.int64()))
         )
 
 

@@ -132,14 +132,14 @@ def from_offload(led: Ledger, fs: Any) -> bool:
 def ledger_last(led: Ledger, reader: Any, counter: ReadCounter | None = None) -> int | None:
     """The last readable entry of a ledger: its count from the managed ledger, else
     (the open ledger) the bookies' last-add-confirmed; None when unknown."""
-    closed = led.info.get("last_entry_id")
-    is_closed = isinstance(closed, int) and led.info.get("state") == "CLOSED"
+    raw = led.info.get("last_entry_id")
+    closed = raw if isinstance(raw, int) and led.info.get("state") == "CLOSED" else None
     if led.entries > 0:
         # Evidence, not a claim: a closed ledger holds no more than its metadata's last entry.
-        return min(led.entries - 1, closed) if is_closed else led.entries - 1
+        return led.entries - 1 if closed is None else min(led.entries - 1, closed)
     if led.metadata is None or reader is None:
         return None
-    if is_closed:
+    if closed is not None:
         return closed
     try:
         if counter is not None:

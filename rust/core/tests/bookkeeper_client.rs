@@ -666,11 +666,24 @@ fn a_dead_ensemble_is_one_row_and_the_next_ensemble_is_read() {
     populate(&m, &[&a], 20);
     let rows = BookieClient::new(opts()).read_ledger(&m, 0, None).unwrap();
     let why = rows[0].data.as_ref().unwrap_err();
-    assert!(why.contains("entries 0..=9: not read: every bookie of their ensemble is down"), "{why}");
+    assert!(
+        why.contains("entries 0..=9: not read: every bookie of their ensemble is down"),
+        "{why}"
+    );
     assert_eq!(rows[1].entry_id, 10);
-    let good: Vec<i64> = rows.iter().filter(|r| r.data.is_ok()).map(|r| r.entry_id).collect();
+    let good: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.data.is_ok())
+        .map(|r| r.entry_id)
+        .collect();
     assert_eq!(good, (10..20).collect::<Vec<_>>());
     // Then the claim past entry 19 ends in one row.
-    assert!(rows.last().unwrap().data.as_ref().unwrap_err().contains("beyond what the bookies hold"));
+    assert!(rows
+        .last()
+        .unwrap()
+        .data
+        .as_ref()
+        .unwrap_err()
+        .contains("beyond what the bookies hold"));
     assert!(rows.len() < 100);
 }

@@ -3,10 +3,12 @@ ledgers it makes up on the fly (DUMMY digest, so the payloads need not be stored
 broken or hostile bookie behaves: silent, trickling, claiming any last-add-confirmed.
 
 Each connection is served by a daemon thread; :meth:`FakeBookie.close` stops accepting and closes
-every connection. Use it as a context manager."""
+every connection. Use it as a context manager. :func:`topic_routes` gives the admin REST answers
+(for :class:`support.admin_server.FakeAdmin`) of a topic whose ledgers such a bookie holds."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -107,10 +109,8 @@ class FakeBookie:
         self._thread.join(5)
         self._listener.close()
         for c in self._conns:
-            try:
+            with contextlib.suppress(OSError):
                 c.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             c.close()
 
     def _accept(self) -> None:
@@ -184,50 +184,11 @@ class FakeBookie:
                 return
 
 
-class FakeAdmin:
-    """A broker's admin REST API on 127.0.0.1 answering GETs from ``routes`` (path without the
-    query -> JSON-able body), 404 otherwise. Stopped by :meth:`close` (or as a context manager)."""
-
-    def __init__(self, routes: dict[str, Any]) -> None:
-        import json
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = routes.get(self.path.split("?", 1)[0])
-                raw = json.dumps(body).encode()
-                self.send_response(404 if body is None else 200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = "http://127.0.0.1:%d" % self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-        self._thread.start()
-
-    def __enter__(self) -> FakeAdmin:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
-
-
 def topic_routes(topic_path: str, ledgers: list[dict[str, Any]]) -> dict[str, Any]:
-    """The admin routes of a non-partitioned topic ``tenant/ns/name`` with these ledgers
+    """The routes of :class:`support.admin_server.FakeAdmin` for of a non-partitioned topic ``tenant/ns/name`` with these ledgers
     (``internalStats`` entries: ``ledgerId``, ``entries``, ``size``, ``metadata``)."""
     base = f"/admin/v2/persistent/{topic_path}"
     return {
         f"{base}/partitions": {"partitions": 0},
-        f"{base}/internalStats": {"ledgers": ledgers, "cursors": {}},
+        f"{base}/internalStats?metadata=true": {"ledgers": ledgers, "cursors": {}},
     }

@@ -96,6 +96,9 @@ impl Default for ClientOptions {
 /// Consecutive entries that no bookie holds after which the rest of a claimed
 /// range is taken as absent (one error row) instead of being asked for.
 pub const ABSENT_RUN: i64 = 64;
+/// The time a bookie found down has to answer when it is asked again (for a
+/// ledger it has not failed on, with no other replica left to ask).
+pub const PROBE: Duration = Duration::from_secs(1);
 /// Consecutive entries that no replica served, for any reason, after which
 /// the rest of a claimed range is one error row instead of a row each.
 pub const FAILED_RUN: i64 = 1024;
@@ -143,7 +146,9 @@ pub struct BookieClient {
     next_txn: u64,
     connector: Option<Box<Connector>>,
     /// Bookies not to ask before the instant, and why.
-    down: HashMap<String, (Instant, String)>,
+    down: HashMap<String, Down>,
+    /// The time a request may take now (shorter while probing a down bookie).
+    request_timeout: Duration,
     interrupt: Option<Box<Interrupt>>,
     deadline: Option<Instant>,
     last_poll: Instant,
@@ -177,6 +182,22 @@ enum Broken {
     Interrupted,
 }
 
+/// A bookie that could not be reached or did not answer in time.
+struct Down {
+    /// Not asked before this, unless to probe it (see [`BookieClient::standing`]).
+    until: Instant,
+    why: String,
+    /// The ledgers it failed on (the last 64): not probed again for those.
+    failed: Vec<i64>,
+}
+
+enum Standing {
+    Up,
+    /// Down, but ask it (with [`PROBE`]) when no other replica is left.
+    Probe(String),
+    Skip(String),
+}
+
 impl BookieClient {
     /// A client resolving bookie ids as `host:port`.
     pub fn new(opts: ClientOptions) -> Self {
@@ -186,6 +207,7 @@ impl BookieClient {
     /// A client with its own bookie-id resolver (e.g. from the bookies'
     /// registration nodes).
     pub fn with_resolver(opts: ClientOptions, resolver: Box<Resolver>) -> Self {
+        let opts_timeout_placeholder = opts.request_timeout;
         Self {
             opts,
             resolver,
@@ -193,6 +215,7 @@ impl BookieClient {
             next_txn: 1,
             connector: None,
             down: HashMap::new(),
+            request_timeout: opts_timeout_placeholder,
             interrupt: None,
             deadline: None,
             last_poll: Instant::now(),
@@ -247,7 +270,7 @@ impl BookieClient {
 
     /// The deadline of a request sent now.
     fn request_deadline(&self) -> Instant {
-        let d = Instant::now() + self.opts.request_timeout;
+        let d = Instant::now() + self.request_timeout;
         self.deadline.map_or(d, |op| op.min(d))
     }
 
@@ -261,31 +284,49 @@ impl BookieClient {
         if self.past_deadline() {
             format!("{what}: the operation's deadline passed")
         } else {
+            let which = if self.request_timeout < self.opts.request_timeout {
+                "probing a bookie found down"
+            } else {
+                "the request timeout"
+            };
             format!(
-                "{what}: no answer within {} (the request timeout)",
-                human(self.opts.request_timeout)
+                "{what}: no answer within {} ({which})",
+                human(self.request_timeout)
             )
         }
     }
 
-    fn mark_down(&mut self, bookie: &str, why: &str) {
-        self.down.insert(
-            bookie.to_string(),
-            (Instant::now() + DOWN_FOR, why.to_string()),
-        );
+    fn mark_down(&mut self, bookie: &str, ledger_id: Option<i64>, why: &str) {
+        let d = self.down.entry(bookie.to_string()).or_insert_with(|| Down {
+            until: Instant::now(),
+            why: String::new(),
+            failed: Vec::new(),
+        });
+        d.until = Instant::now() + DOWN_FOR;
+        d.why = why.to_string();
+        if let Some(l) = ledger_id {
+            if !d.failed.contains(&l) {
+                if d.failed.len() >= 64 {
+                    d.failed.remove(0);
+                }
+                d.failed.push(l);
+            }
+        }
     }
 
-    /// `Some(why)` when `bookie` was found down less than [`DOWN_FOR`] ago.
-    fn is_down(&mut self, bookie: &str) -> Option<String> {
+    /// How to treat `bookie` for `ledger_id` now: ask it, probe it (down, but
+    /// not yet tried on this ledger), or skip it (and why).
+    fn standing(&mut self, bookie: &str, ledger_id: i64) -> Standing {
         match self.down.get(bookie) {
-            Some((until, why)) if Instant::now() < *until => {
-                Some(format!("not asked: found down recently ({why})"))
-            }
-            Some(_) => {
+            None => Standing::Up,
+            Some(d) if Instant::now() >= d.until => {
                 self.down.remove(bookie);
-                None
+                Standing::Up
             }
-            None => None,
+            Some(d) if d.failed.contains(&ledger_id) => {
+                Standing::Skip(format!("not asked: found down recently ({})", d.why))
+            }
+            Some(d) => Standing::Probe(format!("not asked: found down recently ({})", d.why)),
         }
     }
 
@@ -445,33 +486,19 @@ impl BookieClient {
                             });
                         }
                         failed_run += 1;
-                        if let Some(seg_end) = self.ensemble_down(meta, e) {
-                            // Every bookie that could hold the rest of this ensemble's entries is down.
-                            let to = seg_end.min(last);
+                        if failed_run > FAILED_RUN {
+                            // The rest of this ensemble's entries; the next ensemble is read.
+                            let to = meta.ensemble_last(e).min(last);
                             out.push(ReadEntry {
                                 ledger_id: meta.ledger_id,
                                 entry_id: e,
                                 data: Err(format!(
-                                    "ledger {} entries {e}..={to}: not read: every bookie of their ensemble is down ({why})",
+                                    "ledger {} entries {e}..={to}: not read: {FAILED_RUN} entries in a row before them could not be read from any replica of their ensemble ({why})",
                                     meta.ledger_id
                                 )),
                             });
                             let next = (to < last).then(|| to + 1);
                             return Ok(Window { entries: out, next });
-                        }
-                        if failed_run > FAILED_RUN {
-                            out.push(ReadEntry {
-                                ledger_id: meta.ledger_id,
-                                entry_id: e,
-                                data: Err(format!(
-                                    "ledger {} entries {e}..={last}: not read: {FAILED_RUN} entries in a row before them could not be read from any replica ({why})",
-                                    meta.ledger_id
-                                )),
-                            });
-                            return Ok(Window {
-                                entries: out,
-                                next: None,
-                            });
                         }
                         out.push(ReadEntry {
                             ledger_id: meta.ledger_id,
@@ -495,27 +522,6 @@ impl BookieClient {
         }
         let next = (from <= last).then_some(from);
         Ok(Window { entries: out, next })
-    }
-
-    /// When every bookie that could hold `entry_id`'s ensemble's entries is
-    /// down: the last entry of that ensemble (`i64::MAX` for the last one).
-    fn ensemble_down(&self, meta: &LedgerMetadata, entry_id: i64) -> Option<i64> {
-        let now = Instant::now();
-        let down = |b: &str| self.down.get(b).is_some_and(|(until, _)| now < *until);
-        // The entry's own replicas first: a cheap test that mostly fails.
-        if !(0..meta.write_quorum).all(|k| down(meta.replica(entry_id, k))) {
-            return None;
-        }
-        let seg = meta.ensemble(entry_id);
-        if !seg.bookies.iter().all(|b| down(b)) {
-            return None;
-        }
-        let next = meta
-            .segments
-            .iter()
-            .find(|s| s.first_entry_id > seg.first_entry_id)
-            .map_or(i64::MAX, |s| s.first_entry_id.saturating_sub(1));
-        Some(next)
     }
 
     /// Entries `first..=last` (a span of at most a few pipelines), each tried
@@ -546,14 +552,35 @@ impl BookieClient {
                     .push(e);
             }
             let mut retry = Vec::new();
+            let last_attempt = attempt + 1 == meta.write_quorum;
             for (bookie, entries) in by_bookie {
-                let answers = match self.is_down(&bookie) {
-                    Some(why) => entries
+                let answers = match self.standing(&bookie, meta.ledger_id) {
+                    Standing::Up => self.read_from(&bookie, meta.ledger_id, &entries, digester)?,
+                    // Other replicas are left: they are asked instead.
+                    Standing::Probe(why) | Standing::Skip(why) if !last_attempt => entries
                         .iter()
                         .map(|&e| (e, Answer::Failed(why.clone())))
                         .collect(),
-                    None => self.read_from(&bookie, meta.ledger_id, &entries, digester)?,
+                    Standing::Skip(why) => entries
+                        .iter()
+                        .map(|&e| (e, Answer::Failed(why.clone())))
+                        .collect(),
+                    Standing::Probe(_) => {
+                        // The last replica left: asked again, with a short timeout.
+                        let full = self.request_timeout;
+                        self.request_timeout = full.min(PROBE);
+                        let answers = self.read_from(&bookie, meta.ledger_id, &entries, digester);
+                        self.request_timeout = full;
+                        answers?
+                    }
                 };
+                if answers
+                    .iter()
+                    .any(|(_, a)| matches!(a, Answer::Data(_) | Answer::Absent(_)))
+                {
+                    // It answers: no longer down.
+                    self.down.remove(&bookie);
+                }
                 for (e, answer) in answers {
                     match answer {
                         Answer::Data(payload) => {
@@ -617,12 +644,20 @@ impl BookieClient {
         let mut answered = vec![false; seg.bookies.len()];
         let mut errors = Vec::new();
         for (i, bookie) in seg.bookies.iter().enumerate() {
-            let got = match self.is_down(bookie) {
-                Some(why) => Err(why),
-                None => self.read_lac_from(bookie, meta.ledger_id, &digester)?,
+            let got = match self.standing(bookie, meta.ledger_id) {
+                Standing::Skip(why) => Err(why),
+                Standing::Up => self.read_lac_from(bookie, meta.ledger_id, &digester)?,
+                Standing::Probe(_) => {
+                    let full = self.request_timeout;
+                    self.request_timeout = full.min(PROBE);
+                    let got = self.read_lac_from(bookie, meta.ledger_id, &digester);
+                    self.request_timeout = full;
+                    got?
+                }
             };
             match got {
                 Ok(v) => {
+                    self.down.remove(bookie);
                     answered[i] = true;
                     lac = lac.max(v);
                 }
@@ -687,7 +722,7 @@ impl BookieClient {
         let mut conn = match self.connect(bookie) {
             Ok(c) => c,
             Err(why) => {
-                self.mark_down(bookie, &why);
+                self.mark_down(bookie, Some(ledger_id), &why);
                 return Err(why);
             }
         };
@@ -702,7 +737,7 @@ impl BookieClient {
             (_, Some(Stop::Interrupted)) => return Err(String::new()),
             (_, Some(Stop::TimedOut)) => {
                 let why = self.timeout_why("READ_LAC");
-                self.mark_down(bookie, &why);
+                self.mark_down(bookie, Some(ledger_id), &why);
                 return Err(why);
             }
             (Err(e), None) => return Err(io_why(&e)),
@@ -826,7 +861,7 @@ impl BookieClient {
                 None => match self.connect(bookie) {
                     Ok(c) => c,
                     Err(why) => {
-                        self.mark_down(bookie, &why);
+                        self.mark_down(bookie, Some(ledger_id), &why);
                         out.extend(
                             pending
                                 .into_iter()
@@ -858,7 +893,7 @@ impl BookieClient {
                 }
                 Some(Broken::Dropped(why)) | Some(Broken::Bad(why)) => {
                     // Not asked again for a while: the next ledgers go to the other replicas at once.
-                    self.mark_down(bookie, &why);
+                    self.mark_down(bookie, Some(ledger_id), &why);
                     out.extend(pending.drain(..).map(|e| (e, Answer::Failed(why.clone()))));
                     return Ok(out);
                 }

@@ -385,6 +385,15 @@ impl LedgerMetadata {
         &self.segments[i.saturating_sub(1)]
     }
 
+    /// The last entry of the ensemble holding `entry_id`: the entry before
+    /// the next ensemble's first, `i64::MAX` for the last ensemble.
+    pub fn ensemble_last(&self, entry_id: i64) -> i64 {
+        self.segments
+            .iter()
+            .find(|s| s.first_entry_id > entry_id)
+            .map_or(i64::MAX, |s| s.first_entry_id.saturating_sub(1))
+    }
+
     /// The bookies holding `entry_id`, in the order to try them:
     /// members `(e + k) mod E` for `k = 0..W` (round-robin distribution).
     pub fn write_set(&self, entry_id: i64) -> Vec<&str> {

@@ -69,8 +69,11 @@ def test_iter_topic_streams_batches_within_the_budget() -> None:
     assert all(isinstance(b, pa.RecordBatch) for b in batches)
     t = pa.Table.from_batches(batches)
     assert t["entry_id"].to_pylist() == list(range(10))
+    # Arguments are checked when iter_topic is called, before any batch is asked for.
     with pytest.raises(ValueError, match="memory_budget"):
-        next(pe.iter_topic(TOPIC, admin_url="http://127.0.0.1:1", memory_budget=1000))
+        pe.iter_topic(TOPIC, admin_url="http://127.0.0.1:1", memory_budget=1000)
+    with pytest.raises(ValueError, match="deadline"):
+        pe.iter_topic(TOPIC, admin_url="http://127.0.0.1:1", deadline=float("nan"))
 
 
 def test_a_trickling_bookie_is_held_to_the_timeout() -> None:

@@ -4,6 +4,7 @@ with the compacted view.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -421,12 +422,11 @@ def iter_topic(
     files first, so that path is not bounded by ``memory_budget``.
     """
     window = _window_bytes(memory_budget)
-    if deadline is not None and not (isinstance(deadline, (int, float)) and deadline > 0 and deadline < float("inf")):
-        raise ValueError(f"deadline: expected a positive number of seconds, got {deadline!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (0 < timeout < float("inf")):
-        raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
-    import time
-
+    for name, value in (("timeout", timeout), ("deadline", deadline)):
+        if value is None and name == "deadline":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < float("inf")):
+            raise ValueError(f"{name}: expected a positive number of seconds, got {value!r}")
     started = time.monotonic()
     layout = topic_layout(
         topic,
@@ -438,9 +438,11 @@ def iter_topic(
         partitions=partitions,
         timeout=timeout if deadline is None else min(timeout, deadline),
         offline=bookie_dirs is not None,
+        deadline=None if deadline is None else started + deadline,
     )
     left = None if deadline is None else max(0.0, deadline - (time.monotonic() - started))
-    for table in _layout_tables(
+    # The arguments and the layout are checked now; the entries are read as the batches are taken.
+    tables = _layout_tables(
         layout,
         start_message_id=start_message_id,
         end_message_id=end_message_id,
@@ -451,8 +453,8 @@ def iter_topic(
         timeout=timeout,
         deadline=left,
         window=window,
-    ):
-        yield from _single_chunks(table).to_batches()
+    )
+    return (batch for table in tables for batch in _single_chunks(table).to_batches())
 
 
 def _single_chunks(table: pa.Table) -> pa.Table:
@@ -488,10 +490,12 @@ def topic_layout(
     partitions: Sequence[int] | None = None,
     timeout: float = 30.0,
     offline: bool = False,
+    deadline: float | None = None,
 ) -> TopicLayout:
     """The layout :func:`read_topic` reads, from the metadata store or the
     admin REST API (see :func:`read_topic`); ``offline`` (reading bookie
-    files) needs no bookie addresses."""
+    files) needs no bookie addresses. ``deadline`` (a :func:`time.monotonic` value) bounds
+    the admin REST API's requests together."""
     if (metadata_url is None) == (admin_url is None):
         raise ValueError(
             "give one of metadata_url ('zk:host:2181', 'rocksdb:/path', 'http://broker:8080') or admin_url"
@@ -505,6 +509,7 @@ def topic_layout(
             partitions=partitions,
             ledger_password=ledger_password,
             bookie_addresses=bookie_addresses,
+            deadline=deadline,
         )
         unresolved = _unresolved_bookies(layout, bookie_addresses)
         if unresolved and not offline:

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::convert::{from_py, to_py};
-use crate::errors::{guard, Result};
+use crate::errors::{detach, Result};
 
 /// Calls the core's function `name`.
 fn run(
@@ -25,9 +25,9 @@ fn run(
     let given: Vec<_> = args.iter().collect();
     let args = given.iter().map(from_py).collect::<PyResult<Vec<_>>>()?;
     let keywords = kwargs.map_or(Ok(Value::None), |d| from_py(d.as_any()))?;
-    let out = guard(name, "PulsarEntriesError", || {
-        Ok(py.detach(|| calls::call(f, &args, &keywords))?)
-    })?;
+    let out = detach(py, name, "PulsarEntriesError", || {
+        calls::call(f, &args, &keywords)
+    })??;
     Ok(to_py(py, &out)?.unbind())
 }
 

@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 
 use crate::convert::{batches_and_schema, with_kwargs, Table};
-use crate::errors::Result;
+use crate::errors::{detach, Result};
 use crate::pass::batch_pass;
 
 /// The limits of `function` ([`Kwargs::reassembly`]).
@@ -36,7 +36,9 @@ pub fn reassemble_partition(
     let (_, batches) = batches_and_schema(messages)?;
     let seeds = seeds.unwrap_or_default();
     // The core refuses an input without batches: the first one's schema is the input's.
-    let result = py.detach(|| chunks::reassemble_partition(&batches, opts, &seeds))?;
+    let result = detach(py, "reassemble_partition", "PulsarEntriesError", || {
+        chunks::reassemble_partition(&batches, opts, &seeds)
+    })??;
     let input = batches[0].schema();
     let done = Table(result.done, chunks::output_schema(&input));
     Ok((
@@ -75,7 +77,9 @@ pub fn finish_leftovers(
     let out = if batches.iter().all(|b| b.num_rows() == 0) {
         vec![]
     } else {
-        py.detach(|| chunks::finish_leftovers(&batches, opts, &finals))?
+        detach(py, "finish_leftovers", "PulsarEntriesError", || {
+            chunks::finish_leftovers(&batches, opts, &finals)
+        })??
     };
     Ok(Table(out, chunks::finished_schema(&schema)))
 }

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
 
 use crate::convert::{with_kwargs, KwDict};
-use crate::errors::{guard, Error, Result};
+use crate::errors::{detach, Error, Result};
 use crate::pass::Failure;
 
 /// The read-only BookKeeper client. Every call releases the GIL; while it
@@ -60,9 +60,7 @@ impl BookieReader {
             client.set_interrupt(None);
             out
         };
-        guard(what, "StorageError", || {
-            py.detach(run).map_err(|e| self.signal.raise(e))
-        })
+        detach(py, what, "StorageError", run)?.map_err(|e| self.signal.raise(e))
     }
 }
 
@@ -174,8 +172,8 @@ pub fn read_bookie_dirs(
     let metas = ledgers.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
     let dir = |(dir, logs, index)| LedgerDirFiles { dir, logs, index };
     let dirs: Vec<_> = dirs.into_iter().map(dir).collect();
-    let (batch, scanned, journaled) = guard("read_bookie_dirs", "StorageError", || {
-        Ok(py.detach(|| read_bookie(&dirs, &journals, &metas).into_parts()))
+    let (batch, scanned, journaled) = detach(py, "read_bookie_dirs", "StorageError", || {
+        read_bookie(&dirs, &journals, &metas).into_parts()
     })?;
     let batch = PyRecordBatch::new(batch).into_pyarrow(py)?.unbind();
     Ok((batch, scanned, journaled))

@@ -27,7 +27,7 @@ use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
 use crate::convert::{obj, with_kwargs, KwDict, Obj, Table};
-use crate::errors::{Error, Result};
+use crate::errors::{detach, Error, Result};
 use crate::pass::{batch_pass, Failure};
 
 type DynStrategy = Box<dyn Strategy + Send + Sync>;
@@ -147,8 +147,9 @@ impl CompactorPy {
 
     fn observe(&mut self, py: Python<'_>, entries: AnyRecordBatch) -> Result<()> {
         let (reader, inner) = (entries.into_reader()?, &mut self.inner);
-        let result =
-            py.detach(move || reader.into_iter().try_for_each(|b| Ok(inner.observe(&b?)?)));
+        let result = detach(py, "Compactor.observe", "PulsarEntriesError", move || {
+            reader.into_iter().try_for_each(|b| Ok(inner.observe(&b?)?))
+        })?;
         result.map_err(|e: Error| self.failure.raise(e))
     }
 
@@ -156,7 +157,9 @@ impl CompactorPy {
         let (reader, inner) = (entries.into_reader()?, &mut self.inner);
         let schema = output_schema(reader.schema().column_with_name("partition").is_some());
         let write = |b: Result<RecordBatch, _>| Ok::<_, Error>(inner.write(&b?)?);
-        let result = py.detach(move || reader.into_iter().map(write).collect::<Result<Vec<_>>>());
+        let result = detach(py, "Compactor.write", "PulsarEntriesError", move || {
+            reader.into_iter().map(write).collect::<Result<Vec<_>>>()
+        })?;
         let batches = result.map_err(|e| self.failure.raise(e))?;
         Ok(Table(batches.into_iter().flatten().collect(), schema))
     }
@@ -208,6 +211,8 @@ pub fn last_batch_indexes(
     max_uncompressed_size: usize,
 ) -> Result<Table> {
     let array = data.array().clone();
-    let batch = py.detach(|| lookup::last_batch_indexes(array.as_ref(), max_uncompressed_size))?;
+    let batch = detach(py, "last_batch_indexes", "PulsarEntriesError", || {
+        lookup::last_batch_indexes(array.as_ref(), max_uncompressed_size)
+    })??;
     Ok(Table(vec![batch], lookup::last_batch_index_schema()))
 }

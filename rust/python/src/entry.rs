@@ -11,7 +11,7 @@ use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
 use crate::convert::{with_kwargs, KwDict, Table};
-use crate::errors::Result;
+use crate::errors::{detach, Result};
 use crate::processors::{processors_from, ProcessorSpec};
 
 /// Decodes entries (an Arrow table, record batch or stream) into a
@@ -30,7 +30,7 @@ pub fn decode(
     let processors = processors_from(processors)?;
     let reader = entries.into_reader()?;
     // Python processors take the GIL back only for the entries they decode.
-    py.detach(move || -> Result<_> {
+    detach(py, "decode", "PulsarEntriesError", move || -> Result<_> {
         let mut decoder = Decoder::with_processors(opts, processors);
         if let Some(columns) = &columns {
             decoder.project(&columns.iter().map(String::as_str).collect::<Vec<_>>())?;
@@ -39,7 +39,7 @@ pub fn decode(
             decoder.decode_record_batch(&batch?)?;
         }
         Ok(Table(decoder.finish(), decoder.schema()))
-    })
+    })?
 }
 
 /// One row of metadata per entry, from a binary (or large_binary) Arrow array.
@@ -47,5 +47,6 @@ pub fn decode(
 pub fn entry_metadata(py: Python<'_>, data: PyArray) -> Result<Table> {
     let array = data.array().clone();
     let values = || binary_values(array.as_ref(), "entry data").map(|v| build(v.into_iter()));
-    Ok(Table(vec![py.detach(values)?], entry_metadata_schema()))
+    let batch = detach(py, "entry_metadata", "PulsarEntriesError", values)??;
+    Ok(Table(vec![batch], entry_metadata_schema()))
 }

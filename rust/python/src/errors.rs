@@ -170,23 +170,28 @@ impl From<Error> for PyErr {
     }
 }
 
-/// Runs `f`, turning a panic into an error of `class` (a bug reaches the
-/// caller as an exception it can catch, never as a `PanicException`).
-pub fn guard<T>(what: &str, class: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(payload) => {
+/// Runs `f` with the GIL released, turning a panic into an error of
+/// `class` (`StorageError` for the readers, `PulsarEntriesError` elsewhere):
+/// a bug reaches the caller as an exception it can catch, never as a
+/// `PanicException` (a `BaseException`).
+pub fn detach<T: Send>(
+    py: Python<'_>,
+    what: &str,
+    class: &'static str,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T> {
+    py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)))
+        .map_err(|payload| {
             let msg = payload
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::Raise(
+            Error::Raise(
                 class,
                 format!("{what}: internal error ({msg}); this is a bug, please report it"),
-            ))
-        }
-    }
+            )
+        })
 }
 
 /// Adds every class to the module.

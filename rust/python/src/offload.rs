@@ -14,7 +14,7 @@ use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
 use crate::convert::{batches, obj, with_kwargs, KwDict, Obj, Table};
-use crate::errors::Result;
+use crate::errors::{detach, Result};
 
 /// The bytes of a one-element binary array, borrowed (no copy).
 fn object<'a>(array: &'a PyArray, what: &str) -> Result<&'a [u8]> {
@@ -41,7 +41,9 @@ pub fn read_offload_object(
         ledger_id,
         ranges: None,
     };
-    let batches = py.detach(|| core::read_ledger(data, index, &opts));
+    let batches = detach(py, "read_offload_object", "StorageError", || {
+        core::read_ledger(data, index, &opts)
+    })?;
     Ok(Table(batches, core::offload_schema()))
 }
 
@@ -64,7 +66,9 @@ pub fn read_offload_blocks(
     };
     let ranges = ranges.map(|rs| rs.into_iter().map(range).collect());
     let opts = core::ReadOptions { ledger_id, ranges };
-    let batches = py.detach(|| core::read_object(data, base_offset, index.as_ref(), &opts));
+    let batches = detach(py, "read_offload_blocks", "StorageError", || {
+        core::read_object(data, base_offset, index.as_ref(), &opts)
+    })?;
     Ok(Table(batches, core::offload_schema()))
 }
 
@@ -100,7 +104,9 @@ pub fn write_offload_ledger(
     let ledgers = core::group_entries(rows)?;
     let l = single_ledger(&ledgers, ledger_id)?;
     let write = |out: &mut _| core::write_ledger(out, l.ledger_id, &l.entries, block_size, &spec);
-    let written = py.detach(|| core::write_files(data_path, index_path, write, |w| &w.index))?;
+    let written = detach(py, "write_offload", "StorageError", || {
+        core::write_files(data_path, index_path, write, |w| &w.index)
+    })??;
     Ok(obj(blocks_value(&written.blocks)))
 }
 
@@ -121,6 +127,8 @@ pub fn write_offload_streaming(
         return Err(EntryError::Options("no entries to write".into()).into());
     }
     let write = |out: &mut _| core::write_streaming(out, &ledgers, block_size, timestamp);
-    let written = py.detach(|| core::write_files(data_path, index_path, write, |w| &w.index))?;
+    let written = detach(py, "write_offload", "StorageError", || {
+        core::write_files(data_path, index_path, write, |w| &w.index)
+    })??;
     Ok(obj(blocks_value(&written.blocks)))
 }

@@ -12,7 +12,7 @@ use pyo3::IntoPyObjectExt;
 use pyo3_arrow::input::AnyRecordBatch;
 
 use crate::convert::{batches, Table};
-use crate::errors::{Error, Result};
+use crate::errors::{detach, Error, Result};
 
 /// The Python exception that stopped a pass inside a callback (a strategy
 /// written in Python), re-raised as is instead of the core's error.
@@ -75,7 +75,7 @@ where
         Some(input) => pass.push_all(input),
         None => pass.finish_pass(),
     };
-    let out = py.detach(|| step(pass)).map_err(|e| f.raise(e))?;
+    let out = detach(py, "pass", "PulsarEntriesError", || step(pass))?.map_err(|e| f.raise(e))?;
     Ok(out.to_python(pass).into_bound_py_any(py)?)
 }
 

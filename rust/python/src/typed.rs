@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3_arrow::input::AnyRecordBatch;
 
 use crate::convert::{batches_and_schema, Table};
-use crate::errors::Result;
+use crate::errors::{detach, Result};
 
 /// One schema version as Python passes it: `(version, type name, definition, properties)`.
 type VersionTuple = (i64, String, Vec<u8>, HashMap<String, String>);
@@ -37,6 +37,8 @@ pub fn typed_decode(
         },
     );
     let (input, batches) = batches_and_schema(messages)?;
-    let (out, out_schema) = py.detach(|| typed_batches(input, &batches, &schema, &opts))?;
+    let (out, out_schema) = detach(py, "typed_decode", "PulsarEntriesError", || {
+        typed_batches(input, &batches, &schema, &opts)
+    })??;
     Ok(Table(out, out_schema))
 }

@@ -734,3 +734,25 @@ fn a_bookie_silent_on_one_ledger_still_serves_the_next() {
         (0..6).map(|e| format!("entry-{e}")).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_stalled_cluster_costs_a_timeout_and_a_probe_per_bookie_not_per_ledger() {
+    // Every bookie accepts and never answers (a stalling proxy in front of the cluster).
+    let (a, b, c) = three(Mode::Silent);
+    let mut client = BookieClient::new(opts());
+    let t = Instant::now();
+    for ledger in 0..12 {
+        let mut m = meta(LedgerState::Closed, 2, &[&a.addr, &b.addr, &c.addr]);
+        m.ledger_id = ledger;
+        let rows = client.read_ledger(&m, 0, None).unwrap();
+        assert_eq!(rows.len(), 3, "a row per entry");
+        assert!(rows.iter().all(|r| r.data.is_err()));
+    }
+    // 400 ms timeouts: one per bookie on the first ledger, one failed probe each on the next,
+    // then nothing until PROBE_EVERY; 12 ledgers x 3 bookies x 400 ms would be 14 s.
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
+}

@@ -78,7 +78,8 @@ def metadata_text(bookie: str, *, state: str = "CLOSED", last_entry_id: int = -1
 class FakeBookie:
     """``payload(ledger, entry)`` gives an entry's bytes (``None``: no such entry). ``mode`` is
     ``serve``, ``silent`` (reads requests, never answers) or ``trickle`` (a byte every
-    ``trickle_s``). ``lac`` is the explicit last-add-confirmed READ_LAC claims (``None``: -1)."""
+    ``trickle_s``). ``lac`` is the explicit last-add-confirmed READ_LAC claims (``None``: -1).
+    Whatever happens, it stops by itself ``limit`` seconds after it started."""
 
     def __init__(
         self,
@@ -87,6 +88,7 @@ class FakeBookie:
         mode: str = "serve",
         lac: int | None = None,
         trickle_s: float = 0.5,
+        limit: float = 300.0,
     ) -> None:
         self.payload, self.mode, self.lac, self.trickle_s = payload, mode, lac, trickle_s
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -97,6 +99,9 @@ class FakeBookie:
         self.requests = 0
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()
+        self._limit = threading.Timer(limit, self._stop.set)
+        self._limit.daemon = True
+        self._limit.start()
 
     def __enter__(self) -> FakeBookie:
         return self
@@ -106,6 +111,7 @@ class FakeBookie:
 
     def close(self) -> None:
         self._stop.set()
+        self._limit.cancel()
         self._thread.join(5)
         self._listener.close()
         for c in self._conns:

@@ -99,6 +99,8 @@ pub const ABSENT_RUN: i64 = 64;
 /// The time a bookie found down has to answer when it is asked again (for a
 /// ledger it has not failed on, with no other replica left to ask).
 pub const PROBE: Duration = Duration::from_secs(1);
+/// How long a bookie whose probe failed is not probed again.
+pub const PROBE_EVERY: Duration = Duration::from_secs(10);
 /// Consecutive entries that no replica served, for any reason, after which
 /// the rest of a claimed range is one error row instead of a row each.
 pub const FAILED_RUN: i64 = 1024;
@@ -149,6 +151,8 @@ pub struct BookieClient {
     down: HashMap<String, Down>,
     /// The time a request may take now (shorter while probing a down bookie).
     request_timeout: Duration,
+    /// Whether a bookie found down is being asked again.
+    probing: bool,
     interrupt: Option<Box<Interrupt>>,
     deadline: Option<Instant>,
     last_poll: Instant,
@@ -189,6 +193,8 @@ struct Down {
     why: String,
     /// The ledgers it failed on (the last 64): not probed again for those.
     failed: Vec<i64>,
+    /// Not probed before this: a failed probe waits [`PROBE_EVERY`].
+    probe_after: Instant,
 }
 
 enum Standing {
@@ -216,6 +222,7 @@ impl BookieClient {
             connector: None,
             down: HashMap::new(),
             request_timeout: opts_timeout_placeholder,
+            probing: false,
             interrupt: None,
             deadline: None,
             last_poll: Instant::now(),
@@ -284,7 +291,7 @@ impl BookieClient {
         if self.past_deadline() {
             format!("{what}: the operation's deadline passed")
         } else {
-            let which = if self.request_timeout < self.opts.request_timeout {
+            let which = if self.probing {
                 "probing a bookie found down"
             } else {
                 "the request timeout"
@@ -297,12 +304,17 @@ impl BookieClient {
     }
 
     fn mark_down(&mut self, bookie: &str, ledger_id: Option<i64>, why: &str) {
+        let probing = self.probing;
         let d = self.down.entry(bookie.to_string()).or_insert_with(|| Down {
             until: Instant::now(),
             why: String::new(),
             failed: Vec::new(),
+            probe_after: Instant::now(),
         });
         d.until = Instant::now() + DOWN_FOR;
+        if probing {
+            d.probe_after = Instant::now() + PROBE_EVERY;
+        }
         d.why = why.to_string();
         if let Some(l) = ledger_id {
             if !d.failed.contains(&l) {
@@ -314,6 +326,18 @@ impl BookieClient {
         }
     }
 
+    /// Runs `f` as a probe of a bookie found down: with at most [`PROBE`] to
+    /// answer, and a failure delays the next probe by [`PROBE_EVERY`].
+    fn probe<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let full = self.request_timeout;
+        self.request_timeout = full.min(PROBE);
+        self.probing = true;
+        let out = f(self);
+        self.probing = false;
+        self.request_timeout = full;
+        out
+    }
+
     /// How to treat `bookie` for `ledger_id` now: ask it, probe it (down, but
     /// not yet tried on this ledger), or skip it (and why).
     fn standing(&mut self, bookie: &str, ledger_id: i64) -> Standing {
@@ -323,7 +347,7 @@ impl BookieClient {
                 self.down.remove(bookie);
                 Standing::Up
             }
-            Some(d) if d.failed.contains(&ledger_id) => {
+            Some(d) if d.failed.contains(&ledger_id) || Instant::now() < d.probe_after => {
                 Standing::Skip(format!("not asked: found down recently ({})", d.why))
             }
             Some(d) => Standing::Probe(format!("not asked: found down recently ({})", d.why)),
@@ -567,11 +591,7 @@ impl BookieClient {
                         .collect(),
                     Standing::Probe(_) => {
                         // The last replica left: asked again, with a short timeout.
-                        let full = self.request_timeout;
-                        self.request_timeout = full.min(PROBE);
-                        let answers = self.read_from(&bookie, meta.ledger_id, &entries, digester);
-                        self.request_timeout = full;
-                        answers?
+                        self.probe(|c| c.read_from(&bookie, meta.ledger_id, &entries, digester))?
                     }
                 };
                 if answers
@@ -648,11 +668,7 @@ impl BookieClient {
                 Standing::Skip(why) => Err(why),
                 Standing::Up => self.read_lac_from(bookie, meta.ledger_id, &digester)?,
                 Standing::Probe(_) => {
-                    let full = self.request_timeout;
-                    self.request_timeout = full.min(PROBE);
-                    let got = self.read_lac_from(bookie, meta.ledger_id, &digester);
-                    self.request_timeout = full;
-                    got?
+                    self.probe(|c| c.read_lac_from(bookie, meta.ledger_id, &digester))?
                 }
             };
             match got {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use pulsar_entries_core::bookkeeper::files::{read_bookie, LedgerDirFiles};
+use pulsar_entries_core::bookkeeper::files::{read_bookie_with, LedgerDirFiles};
 use pulsar_entries_core::bookkeeper::{
     entries_batch, BookKeeperError, BookieClient, LedgerMetadata,
 };
@@ -46,16 +46,7 @@ impl BookieReader {
                 self.client.clear_poison();
                 c
             });
-            let signal = self.signal.clone();
-            client.set_interrupt(Some(Box::new(move || {
-                Python::attach(|py| match py.check_signals() {
-                    Ok(()) => false,
-                    Err(e) => {
-                        signal.keep(e);
-                        true
-                    }
-                })
-            })));
+            client.set_interrupt(Some(Box::new(signal_check(self.signal.clone()))));
             let out = f(&mut client);
             client.set_interrupt(None);
             out
@@ -156,6 +147,20 @@ impl BookieReader {
     }
 }
 
+/// Asks Python for pending signals (Ctrl-C) from a thread that released the
+/// GIL; the handler's exception is kept in `signal` and the answer is `true`.
+fn signal_check(signal: Failure) -> impl Fn() -> bool + Send + Sync {
+    move || {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                signal.keep(e);
+                true
+            }
+        })
+    }
+}
+
 /// One ledger directory as Python passes it: the directory, its entry logs,
 /// and its `locations` index rows `(ledger, entry, location)` when read.
 type PyLedgerDir = (String, Vec<String>, Option<Vec<(i64, i64, u64)>>);
@@ -172,9 +177,15 @@ pub fn read_bookie_dirs(
     let metas = ledgers.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
     let dir = |(dir, logs, index)| LedgerDirFiles { dir, logs, index };
     let dirs: Vec<_> = dirs.into_iter().map(dir).collect();
+    let signal = Failure::default();
+    let check = signal_check(signal.clone());
     let (batch, scanned, journaled) = detach(py, "read_bookie_dirs", "StorageError", || {
-        read_bookie(&dirs, &journals, &metas).into_parts()
+        read_bookie_with(&dirs, &journals, &metas, &check).into_parts()
     })?;
+    if let Some(e) = signal.take() {
+        // Interrupted: what was read is dropped, the signal handler's exception raised.
+        return Err(e.into());
+    }
     let batch = PyRecordBatch::new(batch).into_pyarrow(py)?.unbind();
     Ok((batch, scanned, journaled))
 }

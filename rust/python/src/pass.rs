@@ -27,6 +27,11 @@ impl Failure {
         text
     }
 
+    /// The kept Python exception, if any (taken).
+    pub fn take(&self) -> Option<PyErr> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
     /// The kept Python exception, else `e`.
     pub fn raise(&self, e: impl Into<Error>) -> Error {
         match self.0.lock().unwrap().take() {

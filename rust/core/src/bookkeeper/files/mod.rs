@@ -30,6 +30,7 @@ use super::client::ReadEntry;
 use super::digest::Digester;
 use super::entries_batch;
 use super::ledger::{LedgerMetadata, LedgerState};
+use super::transport::POLL;
 
 pub use entry_log::{
     read_ledgers_map, read_log_header, scan_entry_log, scan_entry_log_checked, LogFormat,
@@ -38,6 +39,66 @@ pub use entry_log::{
 pub use index::read_at_location;
 pub use journal::{scan_journal, JournalScan};
 pub use record::FoundEntry;
+
+/// An interrupt check asked at most every [`POLL`]; once it said `true`, it
+/// stays `true`.
+struct Interrupt<'a> {
+    check: &'a (dyn Fn() -> bool + Sync),
+    last: std::sync::Mutex<std::time::Instant>,
+    fired: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Interrupt<'a> {
+    fn new(check: &'a (dyn Fn() -> bool + Sync)) -> Self {
+        Self {
+            check,
+            // Asked at the first read.
+            last: std::sync::Mutex::new(
+                std::time::Instant::now()
+                    .checked_sub(POLL)
+                    .unwrap_or_else(std::time::Instant::now),
+            ),
+            fired: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn fired(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.fired.load(Ordering::Relaxed) {
+            return true;
+        }
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if last.elapsed() >= POLL {
+            *last = std::time::Instant::now();
+            if (self.check)() {
+                self.fired.store(true, Ordering::Relaxed);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// A file whose reads fail once the read is interrupted.
+struct Interruptible<'a, F> {
+    inner: F,
+    stop: &'a Interrupt<'a>,
+}
+
+impl<F: io::Read> io::Read for Interruptible<'_, F> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.stop.fired() {
+            return Err(io::Error::other("interrupted"));
+        }
+        self.inner.read(buf)
+    }
+}
+
+impl<F: io::Seek> io::Seek for Interruptible<'_, F> {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
 
 /// One ledger directory's files (`<ledgerDir>/current`).
 #[derive(Debug, Clone, Default)]
@@ -129,13 +190,33 @@ pub fn read_bookie(
     journals: &[String],
     metas: &[LedgerMetadata],
 ) -> BookieRead {
+    read_bookie_with(dirs, journals, metas, &|| false)
+}
+
+/// [`read_bookie`], stopped by `interrupt`: it is asked at least every
+/// [`crate::bookkeeper::transport::POLL`] while files are read, and once it
+/// answers `true` every later read of a file fails at once, so the read
+/// ends within about that time (its result is then to be dropped).
+pub fn read_bookie_with(
+    dirs: &[LedgerDirFiles],
+    journals: &[String],
+    metas: &[LedgerMetadata],
+    interrupt: &(dyn Fn() -> bool + Sync),
+) -> BookieRead {
     use std::collections::{BTreeSet, HashMap};
     let mut out = BookieRead::default();
     let wanted: BTreeSet<i64> = metas.iter().map(|m| m.ledger_id).collect();
     let mut found: Vec<FoundEntry> = Vec::new();
     let mut suspect: BTreeSet<i64> = BTreeSet::new();
-    let open =
-        |path: &str| std::fs::File::open(path).map_err(|e| format!("{path}: cannot open: {e}"));
+    let stop = Interrupt::new(interrupt);
+    let open = |path: &str| {
+        std::fs::File::open(path)
+            .map(|f| Interruptible {
+                inner: f,
+                stop: &stop,
+            })
+            .map_err(|e| format!("{path}: cannot open: {e}"))
+    };
     // The scan checks digests to tell a damaged size from a damaged body and
     // to resume after damage only where an entry verifies.
     let digesters: HashMap<i64, Digester> = metas
@@ -169,7 +250,8 @@ pub fn read_bookie(
             .iter()
             .filter_map(|p| Some((log_id(p)?, p)))
             .collect();
-        let mut handles: HashMap<u64, Result<std::fs::File, String>> = HashMap::new();
+        let mut handles: HashMap<u64, Result<Interruptible<std::fs::File>, String>> =
+            HashMap::new();
         for &(l, e, location) in index {
             if !wanted.contains(&l) {
                 continue;
@@ -470,6 +552,42 @@ mod tests {
             r.errors[0].contains(&format!(
                 "0.log: record at offset {third} claims 268435456 bytes"
             )),
+            "{:?}",
+            r.errors
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_file_reads() {
+        let d = Digester::new(DigestType::Crc32c, b"");
+        let dir = scratch("interrupt");
+        let recs: Vec<_> = (0..8)
+            .map(|e| stored(&d, 3, e, e - 1, format!("payload {e}").as_bytes()))
+            .collect();
+        let path = dir.join("0.log");
+        std::fs::write(&path, rotated(&recs)).unwrap();
+        let files = || LedgerDirFiles {
+            dir: dir.display().to_string(),
+            logs: vec![path.to_str().unwrap().to_string()],
+            index: None,
+        };
+        let metas = [meta(LedgerState::Closed, 7)];
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let never = || {
+            asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            false
+        };
+        let r = read_bookie_with(&[files()], &[], &metas, &never);
+        assert_eq!(r.rows.iter().filter(|r| r.data.is_ok()).count(), 8);
+        assert!(
+            asked.load(std::sync::atomic::Ordering::Relaxed) >= 1,
+            "asked at the first read"
+        );
+        let r = read_bookie_with(&[files()], &[], &metas, &|| true);
+        assert_eq!(r.rows.iter().filter(|r| r.data.is_ok()).count(), 0);
+        assert!(
+            r.errors.iter().any(|e| e.contains("interrupted")),
             "{:?}",
             r.errors
         );

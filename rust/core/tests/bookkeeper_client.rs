@@ -351,6 +351,13 @@ fn open_ledgers_are_read_up_to_the_last_add_confirmed() {
     assert_eq!(client.read_lac(&m).unwrap(), 8);
     let rows = client.read_ledger(&m, 0, None).unwrap();
     assert_eq!(rows.last().unwrap().entry_id, 8, "entry 9 is past the LAC");
+    // A window asked past the LAC stops at it, for a fresh client too (it asks the LAC first).
+    for mut c in [BookieClient::new(opts()), BookieClient::new(opts())] {
+        let w = c.read_window(&m, 0, 1_000, usize::MAX).unwrap();
+        assert_eq!(w.entries.last().unwrap().entry_id, 8);
+        assert_eq!(w.next, None);
+    }
+    // (The bookies hold entry 9: a read past the LAC would have returned it.)
     // An explicit LAC (the broker's WRITE_LAC) makes the last entry readable.
     let d = Digester::new(DigestType::Crc32c, b"");
     let mut body = [7i64.to_be_bytes(), 9i64.to_be_bytes()].concat();

@@ -16,13 +16,17 @@
 //! so a `lastEntryId` or a last-add-confirmed of 10^12 allocates nothing:
 //! reading stops once [`ABSENT_RUN`] entries in a row are on no bookie
 //! (every replica answered "no such entry"), and the rest of the claimed
-//! range is one error row. Each request has one deadline (the request
-//! timeout, re-armed against what is left of it on every socket read, so a
-//! bookie trickling bytes cannot stretch it), and the caller may give one for
-//! the whole operation. A connection cut mid-read is reopened, with backoff,
-//! within the deadline; a bookie that cannot be reached or does not answer is
-//! not asked again for a while ([`DOWN_FOR`]). An interrupt check, when set,
-//! is polled at least every [`POLL`] while waiting.
+//! range is one error row; after [`FAILED_RUN`] entries in a row that no
+//! replica served, one row stands for the rest of their ensemble. Each
+//! request has one deadline (the request timeout, re-armed against what is
+//! left of it on every socket read, so a bookie trickling bytes cannot
+//! stretch it), and the caller may give one for the whole operation. A
+//! connection cut mid-read is reopened, with backoff, within the deadline. A
+//! bookie that cannot be reached or does not answer in time is *down* for
+//! [`DOWN_FOR`]: skipped while another replica is left, and otherwise probed
+//! with [`PROBE`] to answer, once per ledger and at most every
+//! [`PROBE_EVERY`] after a failed probe. An interrupt check, when set, is
+//! polled at least every [`POLL`] while waiting.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{self, Write};
@@ -109,7 +113,8 @@ pub const MAX_WINDOW: i64 = 4096;
 /// How long a bookie that could not be reached, or did not answer in time,
 /// is skipped before it is tried again.
 pub const DOWN_FOR: Duration = Duration::from_secs(30);
-/// Reconnections to one bookie within one window after a dropped connection.
+/// Reconnections to one bookie for one batch of requests after a dropped
+/// connection.
 const RECONNECTS: u32 = 3;
 
 /// One entry read from a ledger: its payload (the Pulsar entry, digest
@@ -153,6 +158,9 @@ pub struct BookieClient {
     request_timeout: Duration,
     /// Whether a bookie found down is being asked again.
     probing: bool,
+    /// The last-add-confirmed last found for each OPEN ledger: no window
+    /// reads past it.
+    lac_seen: HashMap<i64, i64>,
     interrupt: Option<Box<Interrupt>>,
     deadline: Option<Instant>,
     last_poll: Instant,
@@ -213,7 +221,7 @@ impl BookieClient {
     /// A client with its own bookie-id resolver (e.g. from the bookies'
     /// registration nodes).
     pub fn with_resolver(opts: ClientOptions, resolver: Box<Resolver>) -> Self {
-        let opts_timeout_placeholder = opts.request_timeout;
+        let request_timeout = opts.request_timeout;
         Self {
             opts,
             resolver,
@@ -221,8 +229,9 @@ impl BookieClient {
             next_txn: 1,
             connector: None,
             down: HashMap::new(),
-            request_timeout: opts_timeout_placeholder,
+            request_timeout,
             probing: false,
+            lac_seen: HashMap::new(),
             interrupt: None,
             deadline: None,
             last_poll: Instant::now(),
@@ -420,8 +429,9 @@ impl BookieClient {
         Ok(out)
     }
 
-    /// Reads one window of entries from `first` towards `last` (inclusive,
-    /// already bounded by [`Self::last_readable`]): at most [`MAX_WINDOW`]
+    /// Reads one window of entries from `first` towards `last` (inclusive;
+    /// never past a CLOSED ledger's last entry, nor past the last-add-confirmed
+    /// of an OPEN one last found, asked now if it never was): at most [`MAX_WINDOW`]
     /// entries, and no more once `max_bytes` of payload have arrived (the
     /// requests in flight then still complete). [`Window::next`] says where to
     /// go on. Nothing is allocated for entries not yet asked for.
@@ -444,6 +454,15 @@ impl BookieClient {
             )));
         }
         meta.check_ensembles()?;
+        // Whatever the caller asks, never past what the ledger confirms.
+        let bound = match meta.state {
+            LedgerState::Open => match self.lac_seen.get(&meta.ledger_id) {
+                Some(&lac) => lac,
+                None => self.read_lac(meta)?,
+            },
+            _ => meta.last_entry_id,
+        };
+        let last = last.min(bound);
         let mut out = Vec::new();
         if last < first {
             return Ok(Window {
@@ -693,6 +712,12 @@ impl BookieClient {
                 .count()
                 < meta.ack_quorum
         });
+        if covered {
+            if self.lac_seen.len() >= 100_000 {
+                self.lac_seen.clear();
+            }
+            self.lac_seen.insert(meta.ledger_id, lac);
+        }
         if !covered {
             let failed = answered.iter().filter(|a| !**a).count();
             let more = failed.saturating_sub(errors.len());

@@ -255,3 +255,32 @@ def test_iter_topic_reads_a_topic_8x_its_budget_in_bounded_memory() -> None:
     # The bound: peak RSS within the budget + 150 MiB (the interpreter, pyarrow and the
     # module included).
     assert peak <= budget + (150 << 20), (base >> 20, peak >> 20)
+
+
+SECRETS = ("TOPSECRETTOKEN", "PWSECRET", "S3CR3TKEY", "AKIAKEY")
+
+
+@pytest.mark.spark
+def test_secrets_stay_out_of_spark_plans(spark, capsys) -> None:
+    from pulsar_entries.spark import register
+
+    register(spark)
+    with FakeBookie(small) as bk:
+        ledgers = one_ledger(bk.address, state="CLOSED", last_entry_id=2, length=30)
+        with FakeAdmin(topic_routes("public/default/t", ledgers)) as admin:
+            df = (
+                spark.read.format("pulsar")
+                .option("adminUrl", admin.url)
+                .option("adminToken", "TOPSECRETTOKEN")
+                .option("ledgerPassword", "PWSECRET")
+                .option("offloadPath", "s3://AKIAKEY:S3CR3TKEY@bucket/x?endpoint_override=127.0.0.1:1")
+                .option("topic", TOPIC)
+                .load()
+            )
+            for mode in ("extended", "formatted", "cost"):
+                df.explain(mode)
+            plans = capsys.readouterr().out + df._jdf.queryExecution().toString()
+            assert "BatchScan pulsar" in plans
+            assert df.count() == 3
+    for secret in SECRETS:
+        assert secret not in plans

@@ -38,11 +38,11 @@ impl BookieReader {
         f: impl FnOnce(&mut BookieClient) -> Result<T, BookKeeperError> + Send,
     ) -> Result<T> {
         let run = || {
-            // A panic while the lock was held poisons it; the client's state
-            // is only connections, so it is taken over (and they are dropped).
+            // A panic while the lock was held poisons it: the client is taken
+            // over as new (connections dropped, nothing learnt kept).
             let mut client = self.client.lock().unwrap_or_else(|p| {
                 let mut c = p.into_inner();
-                c.forget_down();
+                c.reset();
                 self.client.clear_poison();
                 c
             });

@@ -269,9 +269,14 @@ impl BookieClient {
         self.deadline = deadline;
     }
 
-    /// Forgets which bookies were found down.
-    pub fn forget_down(&mut self) {
+    /// Drops every connection and forgets what was learnt (bookies found
+    /// down, last-add-confirmed values): as new, with the same options.
+    pub fn reset(&mut self) {
+        self.v2.clear();
         self.down.clear();
+        self.lac_seen.clear();
+        self.request_timeout = self.opts.request_timeout;
+        self.probing = false;
     }
 
     fn interrupted(&mut self) -> bool {

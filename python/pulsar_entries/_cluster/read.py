@@ -50,6 +50,20 @@ def _offloaded_uuid(offload: dict[str, Any]) -> str:
     return str(uuid.UUID(int=((offload["uid_msb"] & mask) << 64) | (offload["uid_lsb"] & mask)))
 
 
+def offload_path(led: Ledger, prefix: str) -> str:
+    """The data object of an offloaded ledger under ``prefix`` (its index is this plus ``-index``)."""
+    assert led.offload is not None
+    name = f"{_offloaded_uuid(led.offload)}-ledger-{led.ledger_id}"
+    return f"{prefix.rstrip('/')}/{name}" if prefix else name
+
+
+def from_offload(led: Ledger, fs: Any) -> bool:
+    """Whether a ledger is read from tiered storage: offloaded, and its BookKeeper copy gone or
+    an offload filesystem given (an offload filesystem wins over the bookies)."""
+    off = led.offload
+    return off is not None and (led.metadata is None or bool(off.get("bookkeeper_deleted")) or fs is not None)
+
+
 def _with_partition(batch: Any, partition: int) -> pa.Table:
     t = pa.table(batch) if not isinstance(batch, pa.Table) else batch
     t = t.add_column(2, "partition", pa.array([partition] * t.num_rows, pa.int32()))
@@ -135,8 +149,7 @@ def _read_ledger_windows(
     led: Ledger, partition: int, reader: Any, first: int, last: int | None, fs: Any, prefix: str, window: int
 ) -> Iterator[pa.Table]:
     """:func:`_read_ledger` in tables of about ``window`` bytes of entries."""
-    off = led.offload
-    if off is not None and (led.metadata is None or off.get("bookkeeper_deleted") or fs is not None):
+    if from_offload(led, fs):
         if fs is not None:
             yield from _offloaded_windows(led, partition, first, last, fs, prefix, window)
             return
@@ -169,20 +182,33 @@ def _ledger_windows(
         yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
         return
     stop = bound if last is None else min(last, bound)
-    nxt: int | None = first
-    while nxt is not None and nxt <= stop:
-        try:
-            batch, nxt = reader.read_window(led.ledger_id, led.metadata, nxt, stop, window)
-        except OSError as e:
-            yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
-            return
-        yield pa.table(batch)
+    for table, _ in bookie_windows(led, partition, reader, first, stop, window):
+        yield table
     if conflict is not None and (last is None or last > bound):
         yield (
             _error_rows(led.ledger_id, partition, conflict)
             .drop_columns(["partition"])
             .set_column(1, "entry_id", pa.array([bound + 1], pa.int64()))
         )
+
+
+def bookie_windows(
+    led: Ledger, partition: int, reader: Any, first: int, stop: int, max_bytes: int
+) -> Iterator[tuple[pa.Table, bool]]:
+    """Entries ``first..=stop`` of a bookie ledger (``ledger_id, entry_id, data, error``), a
+    window of about ``max_bytes`` at a time, each with whether the read ended there short of
+    ``stop``: its last row stands for the rest (entries no bookie holds, the deadline), or the
+    read failed whole (one error row)."""
+    assert led.metadata is not None
+    nxt: int | None = first
+    while nxt is not None and nxt <= stop:
+        try:
+            batch, nxt = reader.read_window(led.ledger_id, led.metadata, nxt, stop, max_bytes)
+        except OSError as e:
+            yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"]), True
+            return
+        table = pa.table(batch)
+        yield table, nxt is None and table.num_rows > 0 and table["entry_id"][-1].as_py() < stop
 
 
 def _offloaded_windows(
@@ -192,9 +218,7 @@ def _offloaded_windows(
     index); without a usable index, whole."""
     from ..offload import list_blocks, read_blocks, split_blocks
 
-    assert led.offload is not None
-    name = f"{_offloaded_uuid(led.offload)}-ledger-{led.ledger_id}"
-    path = f"{prefix.rstrip('/')}/{name}" if prefix else name
+    path = offload_path(led, prefix)
     try:
         blocks = list_blocks(path + "-index", ledger_id=led.ledger_id, filesystem=fs)
     except Exception:
@@ -219,7 +243,7 @@ def _read_ledger(
     led: Ledger, partition: int, reader: Any, first: int, last: int | None, fs: Any, prefix: str
 ) -> pa.Table:
     off = led.offload
-    if off is not None and (led.metadata is None or off.get("bookkeeper_deleted") or fs is not None):
+    if off is not None and from_offload(led, fs):
         if fs is None:
             return _error_rows(
                 led.ledger_id,
@@ -228,8 +252,7 @@ def _read_ledger(
             )
         from ..offload import read_offloaded_ledger
 
-        name = f"{_offloaded_uuid(off)}-ledger-{led.ledger_id}"
-        path = f"{prefix.rstrip('/')}/{name}" if prefix else name
+        path = offload_path(led, prefix)
         try:
             table = read_offloaded_ledger(
                 path, filesystem=fs, ledger_id=led.ledger_id, first_entry=first, last_entry=last
@@ -421,7 +444,7 @@ def iter_topic(
     Reading a stopped bookie's files (``bookie_dirs``) loads the wanted ledgers' entries from the
     files first, so that path is not bounded by ``memory_budget``.
     """
-    window = _window_bytes(memory_budget)
+    _window_bytes(memory_budget)  # checked now, not at the first batch
     for name, value in (("timeout", timeout), ("deadline", deadline)):
         if value is None and name == "deadline":
             continue
@@ -452,7 +475,7 @@ def iter_topic(
         bookie_dirs=bookie_dirs,
         timeout=timeout,
         deadline=left,
-        window=window,
+        memory_budget=memory_budget,
     )
     return (batch for table in tables for batch in _single_chunks(table).to_batches())
 
@@ -553,7 +576,7 @@ def read_layout(
         bookie_dirs=bookie_dirs,
         timeout=timeout,
         deadline=deadline,
-        window=_window_bytes(memory_budget),
+        memory_budget=memory_budget,
     )
     # One chunk per table in every column, and no empty chunks: consumers that walk the record
     # batches (PySpark's createDataFrame stops at an empty one) see every row.
@@ -571,7 +594,7 @@ def _layout_tables(
     bookie_dirs: Sequence[str] | None,
     timeout: float,
     deadline: float | None,
-    window: int,
+    memory_budget: int,
 ) -> Iterator[pa.Table]:
     """The non-empty entry tables of a layout, the damaged places of a bookie's files first."""
     reader: Any
@@ -592,7 +615,7 @@ def _layout_tables(
         start=start_message_id,
         end=end_message_id,
         read_compacted=read_compacted,
-        memory_budget=window * 8,
+        memory_budget=memory_budget,
     ):
         if table.num_rows:
             yield table

@@ -35,9 +35,11 @@ from .read import (
     _compacted_entries,
     _compacted_to,
     _error_rows,
-    _offloaded_uuid,
     _read_ledger,
     _with_partition,
+    bookie_windows,
+    from_offload,
+    offload_path,
 )
 
 #: Entries a range reads from a bookie per request and decodes at once (the entries of
@@ -114,19 +116,6 @@ def output_schema(options: Mapping[str, Any], *, reassemble: bool = True) -> pa.
 
 
 # ------------------------------------------------------------------------------------- planning
-
-
-def offload_path(led: Ledger, prefix: str) -> str:
-    """The data object of an offloaded ledger under ``prefix`` (as ``read_topic`` names it)."""
-    assert led.offload is not None
-    name = f"{_offloaded_uuid(led.offload)}-ledger-{led.ledger_id}"
-    return f"{prefix.rstrip('/')}/{name}" if prefix else name
-
-
-def from_offload(led: Ledger, fs: Any) -> bool:
-    """Whether ``_read_ledger`` reads this ledger from tiered storage."""
-    off = led.offload
-    return off is not None and (led.metadata is None or bool(off.get("bookkeeper_deleted")) or fs is not None)
 
 
 def ledger_last(led: Ledger, reader: Any, counter: ReadCounter | None = None) -> int | None:
@@ -375,18 +364,11 @@ def _segment_tables(seg: Segment, partition: int, reader: Any, fs: Any, prefix: 
 
 def _bookie_slice(led: Ledger, partition: int, reader: Any, lo: int, hi: int) -> tuple[pa.Table, bool]:
     """Entries ``lo..=hi`` of a bookie ledger, and whether the read ended before ``hi``."""
-    assert led.metadata is not None
-    tables, nxt = [], lo
-    try:
-        while nxt is not None and nxt <= hi:
-            batch, after = reader.read_window(led.ledger_id, led.metadata, nxt, hi, SLICE_BYTES)
-            tables.append(_with_partition(batch, partition))
-            if after is None and batch.num_rows and batch.column(1)[-1].as_py() < hi:
-                return pa.concat_tables(tables), True
-            nxt = after
-    except OSError as e:
-        tables.append(_error_rows(led.ledger_id, partition, str(e)))
-        return pa.concat_tables(tables), True
+    tables = []
+    for table, ended in bookie_windows(led, partition, reader, lo, hi, SLICE_BYTES):
+        tables.append(_with_partition(table, partition))
+        if ended:
+            return pa.concat_tables(tables), True
     return (pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()), False
 
 

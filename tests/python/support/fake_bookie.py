@@ -15,55 +15,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .protobuf_wire import pb_bytes, pb_fields, pb_int
+
 Payload = Callable[[int, int], bytes | None]
-
-
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _field_int(num: int, value: int) -> bytes:
-    return _varint(num << 3) + _varint(value)
-
-
-def _field_bytes(num: int, value: bytes) -> bytes:
-    return _varint(num << 3 | 2) + _varint(len(value)) + value
-
-
-def _read_varint(buf: bytes, i: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
-def _fields(buf: bytes) -> dict[int, int | bytes]:
-    """The first value of each field of a protobuf message (varints and length-delimited)."""
-    out: dict[int, int | bytes] = {}
-    i = 0
-    while i < len(buf):
-        key, i = _read_varint(buf, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _read_varint(buf, i)
-            out.setdefault(num, value)
-        elif wire == 2:
-            n, i = _read_varint(buf, i)
-            out.setdefault(num, buf[i : i + n])
-            i += n
-        else:
-            raise ValueError(f"wire type {wire}")
-    return out
 
 
 def metadata_text(bookie: str, *, state: str = "CLOSED", last_entry_id: int = -1, length: int = 0) -> str:
@@ -176,16 +130,13 @@ class FakeBookie:
                     header = struct.pack(">qqqq", ledger, entry, entry - 1, 0)
                     out = struct.pack(">Iiqq", 0x02020000, 0, ledger, entry) + header + data
             else:  # v3: READ_LAC only
-                request = _fields(body)
-                header = request[1]
-                assert isinstance(header, bytes)
-                lac_request = request.get(104, b"")
-                assert isinstance(lac_request, bytes)
-                ledger = int(_fields(lac_request).get(1, 0))  # type: ignore[arg-type]
+                request = pb_fields(body)
+                header = request[1][0]
+                ledger = pb_fields(request[104][0])[1][0]
                 lac = -1 if self.lac is None else self.lac
                 lac_body = struct.pack(">qq", ledger, lac)
-                inner = _field_int(1, 0) + _field_int(2, ledger) + _field_bytes(3, lac_body)
-                out = _field_bytes(1, header) + _field_int(2, 0) + _field_bytes(104, inner)
+                inner = pb_int(1, 0) + pb_int(2, ledger) + pb_bytes(3, lac_body)
+                out = pb_bytes(1, header) + pb_int(2, 0) + pb_bytes(104, inner)
             if not self._send(conn, struct.pack(">I", len(out)) + out):
                 return
 

@@ -80,7 +80,7 @@ impl ClientOptions {
             request_timeout: Duration::from_millis(request_timeout_ms),
             pipeline_depth,
             max_frame_bytes,
-            reconnect_backoff: Duration::from_millis(100),
+            ..Self::default()
         })
     }
 }
@@ -476,6 +476,21 @@ impl BookieClient {
             });
         }
         let digester = Digester::new(meta.digest, &meta.password);
+        // The window so far, then one row standing for entries `from..=to`, not read.
+        let ledger_id = meta.ledger_id;
+        let rest = |mut entries: Vec<ReadEntry>, from: i64, to: i64, why: String| {
+            entries.push(ReadEntry {
+                ledger_id,
+                entry_id: from,
+                data: Err(format!(
+                    "ledger {ledger_id} entries {from}..={to}: not read: {why}"
+                )),
+            });
+            Window {
+                entries,
+                next: None,
+            }
+        };
         let mut bytes = 0usize;
         let mut absent_run = 0i64;
         let mut failed_run = 0i64;
@@ -485,18 +500,12 @@ impl BookieClient {
         let mut step = (self.opts.pipeline_depth as i64).max(1);
         while from <= end {
             if self.past_deadline() {
-                out.push(ReadEntry {
-                    ledger_id: meta.ledger_id,
-                    entry_id: from,
-                    data: Err(format!(
-                        "ledger {} entries {from}..={last}: not read: the operation's deadline passed",
-                        meta.ledger_id
-                    )),
-                });
-                return Ok(Window {
-                    entries: out,
-                    next: None,
-                });
+                return Ok(rest(
+                    out,
+                    from,
+                    last,
+                    "the operation's deadline passed".into(),
+                ));
             }
             let to = end.min(from.saturating_add(step - 1));
             let rows = self.read_span(meta, from, to, &digester)?;
@@ -515,38 +524,22 @@ impl BookieClient {
                     Err((why, absent)) => {
                         absent_run = if absent { absent_run + 1 } else { 0 };
                         if absent_run > ABSENT_RUN {
-                            out.push(ReadEntry {
-                                ledger_id: meta.ledger_id,
-                                entry_id: e,
-                                data: Err(format!(
-                                    "ledger {} entries {e}..={last}: not read: {ABSENT_RUN} entries in a row before them are on no bookie, so the claimed last entry {last} ({}) is beyond what the bookies hold",
-                                    meta.ledger_id,
-                                    if meta.state == LedgerState::Closed {
-                                        "the ledger metadata's lastEntryId"
-                                    } else {
-                                        "the bookies' last-add-confirmed"
-                                    }
-                                )),
-                            });
-                            return Ok(Window {
-                                entries: out,
-                                next: None,
-                            });
+                            let claim = if meta.state == LedgerState::Closed {
+                                "the ledger metadata's lastEntryId"
+                            } else {
+                                "the bookies' last-add-confirmed"
+                            };
+                            let why = format!("{ABSENT_RUN} entries in a row before them are on no bookie, so the claimed last entry {last} ({claim}) is beyond what the bookies hold");
+                            return Ok(rest(out, e, last, why));
                         }
                         failed_run += 1;
                         if failed_run > FAILED_RUN {
                             // The rest of this ensemble's entries; the next ensemble is read.
                             let to = meta.ensemble_last(e).min(last);
-                            out.push(ReadEntry {
-                                ledger_id: meta.ledger_id,
-                                entry_id: e,
-                                data: Err(format!(
-                                    "ledger {} entries {e}..={to}: not read: {FAILED_RUN} entries in a row before them could not be read from any replica of their ensemble ({why})",
-                                    meta.ledger_id
-                                )),
-                            });
-                            let next = (to < last).then(|| to + 1);
-                            return Ok(Window { entries: out, next });
+                            let why = format!("{FAILED_RUN} entries in a row before them could not be read from any replica of their ensemble ({why})");
+                            let mut w = rest(out, e, to, why);
+                            w.next = (to < last).then(|| to + 1);
+                            return Ok(w);
                         }
                         out.push(ReadEntry {
                             ledger_id: meta.ledger_id,

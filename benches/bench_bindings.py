@@ -23,13 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "python"))
 
-import pulsar_entries as pe  # noqa: E402
-from pulsar_entries import _native  # noqa: E402
-from pulsar_entries._cluster import layout  # noqa: E402
-from support.protobuf_wire import pb_bytes, pb_int  # noqa: E402
+import pulsar_entries as pe
+from pulsar_entries import _native
+from pulsar_entries._cluster import layout
+
+from support.protobuf_wire import pb_bytes, pb_int
 
 ML = "/managed-ledgers/t/ns/persistent/x"
 

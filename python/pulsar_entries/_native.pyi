@@ -25,11 +25,14 @@ __all__ = [
     "DataError",
     "EntryFormatError",
     "InputSchemaError",
+    "LayoutRecord",
+    "LedgerRecord",
     "NativeStrategy",
     "OffloadFormatError",
     "OptionsError",
     "OrderError",
     "PartitionReassembler",
+    "PartitionRecord",
     "PulsarEntriesError",
     "StorageError",
     "StrategicFolder",
@@ -37,10 +40,8 @@ __all__ = [
     "SurvivorFolder",
     "__version__",
     "aborted_transactions",
-    "bookie_address",
     "builtin_processor",
     "compacted_last_position",
-    "compacted_ledger",
     "compaction_candidates",
     "decode",
     "deserialize_message_id",
@@ -59,8 +60,6 @@ __all__ = [
     "last_batch_indexes",
     "ledger_metadata",
     "ledger_node_from_text",
-    "ledger_path",
-    "managed_ledger_info",
     "max_entry_position",
     "message_at",
     "offload_blocks",
@@ -68,7 +67,6 @@ __all__ = [
     "parse_metadata",
     "parse_offload_index",
     "parse_offload_name",
-    "partition_count",
     "partition_name",
     "pulsar_messages",
     "read_bookie_dirs",
@@ -77,6 +75,8 @@ __all__ = [
     "reassemble_chunks",
     "reassemble_partition",
     "rebuild_entries",
+    "resolve_ledgers",
+    "resolve_topic",
     "schema_entry",
     "schema_locations",
     "serialize_message_id",
@@ -588,7 +588,95 @@ def write_offload_streaming(
 
 # ----------------------------------------------------------------- a live cluster (metadata store, bookies)
 
-def topic_paths(topic: str) -> dict[str, Any]:
+class _TopicPathsDict(TypedDict):
+    topic: str
+    base: str
+    partition: int | None
+    managed_ledger: str
+    compaction_cursor: str
+    partitioned_metadata: str
+    schema: str
+
+class _LedgerInfoDict(TypedDict):
+    ledger_id: int
+    state: str  # "OPEN", "IN_RECOVERY" or "CLOSED"
+    last_entry_id: int
+    length: int
+    ensemble_size: int
+    write_quorum: int
+    ack_quorum: int
+    digest_type: str
+    ensembles: list[tuple[int, list[str]]]
+    custom_metadata: dict[str, bytes]
+
+class _OffloadStateDict(TypedDict):
+    uid_msb: int
+    uid_lsb: int
+    bookkeeper_deleted: bool
+    driver: str
+    driver_properties: dict[str, str]
+
+@final
+class LedgerRecord:
+    """One ledger of a topic's layout (:class:`pulsar_entries._cluster.layout.Ledger`'s fields)."""
+
+    @property
+    def ledger_id(self) -> int: ...
+    @property
+    def entries(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def metadata(self) -> bytes | None:
+        """The ledger node's bytes (``None`` when the BookKeeper copy is gone)."""
+    @property
+    def info(self) -> _LedgerInfoDict | None:
+        """The parsed node, password left out (``None`` with ``metadata``)."""
+    @property
+    def offload(self) -> _OffloadStateDict | None:
+        """Offload state from the managed-ledger info, ``None`` if not offloaded."""
+
+@final
+class PartitionRecord:
+    """One managed ledger of a topic's layout: a non-partitioned topic (``partition`` -1), or one partition."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def ledgers(self) -> list[LedgerRecord]: ...
+    @property
+    def compacted(self) -> LedgerRecord | None:
+        """The compacted ledger of the ``__compaction`` cursor, if the topic was compacted."""
+    @property
+    def horizon(self) -> tuple[int, int] | None:
+        """The compaction horizon: the last entry compaction read."""
+
+@final
+class LayoutRecord:
+    """A topic's storage layout, as :func:`resolve_topic` resolves it."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partitions(self) -> list[PartitionRecord]: ...
+    @property
+    def bookies(self) -> dict[str, str]:
+        """Bookie id -> ``host:port``, for every bookie the ledgers name."""
+
+def resolve_topic(topic: str, store: Any, *, partitions: Sequence[int] | None = None) -> LayoutRecord:
+    """A topic's layout, walked from ``store`` (any object with ``get(path) -> bytes | None`` and
+    ``children(path) -> list[str]``) in one call: partitions (``partitions`` only, when given),
+    ledgers with their nodes and offload state, the compacted ledger and horizon (from the
+    ``__compaction`` cursor's ledger when a bookie serves its last entry, else from the cursor
+    node), and bookie addresses. An exception the store raises propagates as it is; an unknown
+    topic is a LookupError."""
+
+def resolve_ledgers(ledger_ids: Sequence[int], store: Any) -> tuple[list[LedgerRecord], dict[str, str]]:
+    """Ledgers by id with their nodes from ``store``, and their bookies' addresses."""
+
+def topic_paths(topic: str) -> _TopicPathsDict:
     """The metadata-store paths of a topic name."""
 
 def partition_name(topic: str, index: int) -> str:
@@ -597,32 +685,13 @@ def partition_name(topic: str, index: int) -> str:
 def strip_rocksdb_header(value: bytes) -> bytes:
     """A RocksDB metadata-store value without its ``MetaValue`` header."""
 
-def managed_ledger_info(node: bytes) -> dict[str, Any]:
-    """A managed ledger's node: its ledgers (with offload state) and properties."""
-
-def compacted_ledger(
-    cursor_node: bytes, last_position_entry: bytes | None = None
-) -> tuple[int | None, tuple[int, int] | None, int]:
-    """``(compacted ledger id, compaction horizon, cursors ledger id)`` of the
-    ``__compaction`` cursor's node, or the last entry of its cursor ledger when given (the cursors
-    ledger id is >= 0 when that ledger's last entry is authoritative)."""
-
-def partition_count(node: bytes) -> int:
-    """The partition count in a partitioned-topic metadata node."""
-
-def bookie_address(bookie_id: str, node: bytes) -> str:
-    """A bookie's ``host:port`` from its registration node."""
-
-def ledger_metadata(ledger_id: int, node: bytes) -> dict[str, Any]:
+def ledger_metadata(ledger_id: int, node: bytes) -> _LedgerInfoDict:
     """A BookKeeper ledger's metadata node as a dict. The password is left out."""
 
 def ledger_node_from_text(ledger_id: int, text: str, password: bytes = ...) -> bytes:
     """The ledger node (format v3) equivalent to BookKeeper's text form of a
     ledger's metadata (the admin REST API's ``internal-stats?metadata=true``),
     ``password`` standing in for the one the text omits."""
-
-def ledger_path(ledger_id: int, root: str = "/ledgers") -> str:
-    """The ledger-node path of a ledger id."""
 
 def read_bookie_dirs(
     dirs: Sequence[tuple[str, Sequence[str], Sequence[tuple[int, int, int]] | None]],
@@ -684,6 +753,15 @@ def schema_locations(node: bytes) -> list[tuple[int, int, int]]:
     """``(version, ledger_id, entry_id)`` of each version a ``/schemas/...``
     node (a ``SchemaLocator``) lists."""
 
-def schema_entry(version: int, data: bytes) -> dict[str, Any]:
+class _SchemaEntryDict(TypedDict):
+    version: int
+    deleted: bool
+    timestamp: int
+    schema_id: str
+    type: str
+    schema: bytes
+    properties: dict[str, str]
+
+def schema_entry(version: int, data: bytes) -> _SchemaEntryDict:
     """A schema-ledger entry (a ``SchemaEntry``): ``version, type, schema,
     properties, deleted, timestamp, schema_id``."""

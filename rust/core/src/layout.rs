@@ -146,6 +146,18 @@ pub fn resolve_topic(
     })
 }
 
+/// Ledgers by id, in BookKeeper (not offloaded), with their nodes, and the
+/// addresses of their bookies (a schema registry's ledgers, say).
+pub fn resolve_ledgers(
+    store: &dyn MetadataStore,
+    ids: &[i64],
+) -> Result<(Vec<Ledger>, BTreeMap<String, String>), MetadataError> {
+    let each = |&id: &i64| ledger(store, id, 0, 0, OffloadState::BookKeeper);
+    let ledgers = ids.iter().map(each).collect::<Result<Vec<_>, _>>()?;
+    let bookies = bookie_addresses(store, ledgers.iter())?;
+    Ok((ledgers, bookies))
+}
+
 /// `e` with the path of the node it is about.
 fn at(path: &str, e: impl std::fmt::Display) -> MetadataError {
     MetadataError::Node(format!("node {path}: {e}"))
@@ -202,12 +214,15 @@ fn bookie_addresses<'a>(
     Ok(out)
 }
 
+/// A compacted ledger and the compaction horizon.
+type Compacted = (Option<Ledger>, Option<(i64, i64)>);
+
 /// The compacted ledger and the horizon, from the `__compaction` cursor.
 fn compaction(
     store: &dyn MetadataStore,
     path: &str,
     last_entry: Option<&mut LastEntry<'_>>,
-) -> Result<(Option<Ledger>, Option<(i64, i64)>), MetadataError> {
+) -> Result<Compacted, MetadataError> {
     let Some(node) = store.get(path)? else {
         return Ok((None, None));
     };
@@ -370,7 +385,7 @@ mod tests {
             .collect();
         assert_eq!(bookies, [("bk1", "bk1"), ("bk2", "bk2"), ("bk3", "bk3")]);
         let only = resolve_topic("t/ns/x", &cluster(), Some(&[1]), None).unwrap();
-        assert_eq!(only.partitions, [p1.clone()]);
+        assert_eq!(only.partitions, std::slice::from_ref(p1));
         let one = resolve_topic("t/ns/x-partition-0", &cluster(), None, None).unwrap();
         assert_eq!(
             (one.topic.as_str(), &one.partitions[..]),

@@ -149,7 +149,7 @@ impl BookieReader {
 
 /// Asks Python for pending signals (Ctrl-C) from a thread that released the
 /// GIL; the handler's exception is kept in `signal` and the answer is `true`.
-fn signal_check(signal: Failure) -> impl Fn() -> bool + Send + Sync {
+pub fn signal_check(signal: Failure) -> impl Fn() -> bool + Send + Sync {
     move || {
         Python::attach(|py| match py.check_signals() {
             Ok(()) => false,

@@ -20,6 +20,7 @@ mod compaction;
 mod convert;
 mod entry;
 mod errors;
+mod metadata;
 mod offload;
 mod pass;
 mod processors;
@@ -44,6 +45,12 @@ mod _native {
     };
     #[pymodule_export]
     use entry::{decode, entry_metadata};
+    #[pymodule_export]
+    use metadata::{
+        ledger_metadata, ledger_node_from_text, parse_offload_name, partition_name,
+        resolve_ledgers, resolve_topic, schema_entry, schema_locations, strip_rocksdb_header,
+        topic_paths, LayoutRecord, LedgerRecord, PartitionRecord,
+    };
     #[pymodule_export]
     use offload::{
         offload_blocks, parse_offload_index, read_offload_blocks, read_offload_object,

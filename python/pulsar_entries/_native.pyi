@@ -20,6 +20,7 @@ Millis: TypeAlias = int | datetime.datetime
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "BookieClientOptions",
     "BookieReader",
     "Compactor",
     "DataError",
@@ -706,17 +707,43 @@ def read_bookie_dirs(
     the entry logs, and the ledgers read from the journals."""
 
 @final
+class BookieClientOptions:
+    """How a :class:`BookieReader` talks to bookies; building one checks it (an OptionsError).
+
+    - ``timeout_ms`` (default 30000): the time one request may wait for its response (the
+      deadline is re-armed on every socket read against what is left of it);
+    - ``connect_timeout_ms`` (default 5000): the time to connect to one bookie;
+    - ``pipeline_depth`` (default 64): requests in flight on one connection;
+    - ``max_frame_bytes`` (default 5308416): the largest response frame accepted, checked
+      before allocating (a bookie's own ``nettyMaxFrameSizeBytes`` is 5 MiB; at least 64).
+
+    ``None`` (each keyword's default) means the core's default."""
+
+    def __new__(
+        cls,
+        *,
+        timeout_ms: int | None = None,
+        connect_timeout_ms: int | None = None,
+        pipeline_depth: int | None = None,
+        max_frame_bytes: int | None = None,
+    ) -> BookieClientOptions: ...
+    @property
+    def timeout_ms(self) -> int: ...
+    @property
+    def connect_timeout_ms(self) -> int: ...
+    @property
+    def pipeline_depth(self) -> int: ...
+    @property
+    def max_frame_bytes(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[()]]: ...
+
+@final
 class BookieReader:
     """A read-only BookKeeper client (``bookies`` maps a bookie id to its address)."""
 
     def __new__(
-        cls,
-        bookies: Mapping[str, str] | None = None,
-        *,
-        timeout_ms: int = 30000,
-        connect_timeout_ms: int = 5000,
-        pipeline_depth: int = 64,
-        max_frame_bytes: int = 5308416,
+        cls, bookies: Mapping[str, str] | None = None, *, options: BookieClientOptions | None = None
     ) -> BookieReader: ...
     def set_deadline(self, seconds: float | None) -> None:
         """A deadline ``seconds`` from now for every later call (``None``: none): no

@@ -604,7 +604,9 @@ def _layout_tables(
         if reader.errors.num_rows:
             yield _with_partition(reader.errors, -1)
     else:
-        reader = _native.BookieReader(layout.bookies, timeout_ms=max(1, int(timeout * 1000)))
+        reader = _native.BookieReader(
+            layout.bookies, options=_native.BookieClientOptions(timeout_ms=max(1, int(timeout * 1000)))
+        )
         if deadline is not None:
             reader.set_deadline(deadline)
     for table in iter_layout(

@@ -329,7 +329,7 @@ def open_reader(
     """The ledger source of a task: the bookies, or the bookies' files."""
     if bookie_dirs is not None:
         return BookieFiles(bookie_dirs, rng_ledgers)
-    return _native.BookieReader(dict(bookies), timeout_ms=int(timeout * 1000))
+    return _native.BookieReader(dict(bookies), options=_native.BookieClientOptions(timeout_ms=int(timeout * 1000)))
 
 
 def _segment_tables(seg: Segment, partition: int, reader: Any, fs: Any, prefix: str, step: int) -> Iterator[pa.Table]:

@@ -43,7 +43,7 @@ def registry_versions(topic: str, store: MetadataStore, *, timeout: float = 30.0
     missing = [lid for lid, led in ledgers.items() if led.metadata is None]
     if missing:
         raise LookupError(f"topic {paths['base']}: schema ledgers {missing} have no metadata in the store")
-    reader = _native.BookieReader(bookies, timeout_ms=int(timeout * 1000))
+    reader = _native.BookieReader(bookies, options=_native.BookieClientOptions(timeout_ms=int(timeout * 1000)))
     out = []
     for version, lid, eid in locations:
         led = ledgers[lid]

@@ -8,14 +8,88 @@ use std::time::{Duration, Instant};
 
 use pulsar_entries_core::bookkeeper::files::{read_bookie_with, LedgerDirFiles};
 use pulsar_entries_core::bookkeeper::{
-    entries_batch, BookKeeperError, BookieClient, LedgerMetadata,
+    entries_batch, BookKeeperError, BookieClient, ClientOptions, LedgerMetadata,
 };
 use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
 
-use crate::convert::{with_kwargs, KwDict};
 use crate::errors::{detach, Error, Result};
 use crate::pass::Failure;
+use pyo3::types::IntoPyDict;
+
+const D: ClientOptions = ClientOptions::DEFAULT;
+
+/// How a [`BookieReader`] talks to bookies: the core's `ClientOptions`,
+/// checked when built.
+#[pyclass(frozen, get_all, eq, module = "pulsar_entries._native")]
+#[derive(PartialEq, Clone)]
+pub struct BookieClientOptions {
+    timeout_ms: u64,
+    connect_timeout_ms: u64,
+    pipeline_depth: usize,
+    max_frame_bytes: usize,
+}
+
+impl BookieClientOptions {
+    fn core(&self) -> Result<ClientOptions> {
+        let (t, c) = (self.timeout_ms, self.connect_timeout_ms);
+        Ok(ClientOptions::try_new(
+            t,
+            c,
+            self.pipeline_depth,
+            self.max_frame_bytes,
+        )?)
+    }
+
+    fn fields(&self) -> [(&'static str, u64); 4] {
+        [
+            ("timeout_ms", self.timeout_ms),
+            ("connect_timeout_ms", self.connect_timeout_ms),
+            ("pipeline_depth", self.pipeline_depth as u64),
+            ("max_frame_bytes", self.max_frame_bytes as u64),
+        ]
+    }
+}
+
+#[pymethods]
+impl BookieClientOptions {
+    /// `None`: the core's default.
+    #[new]
+    #[pyo3(signature = (*, timeout_ms=None, connect_timeout_ms=None, pipeline_depth=None, max_frame_bytes=None))]
+    fn new(
+        timeout_ms: Option<u64>,
+        connect_timeout_ms: Option<u64>,
+        pipeline_depth: Option<usize>,
+        max_frame_bytes: Option<usize>,
+    ) -> Result<Self> {
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        let o = Self {
+            timeout_ms: timeout_ms.unwrap_or(ms(D.request_timeout)),
+            connect_timeout_ms: connect_timeout_ms.unwrap_or(ms(D.connect_timeout)),
+            pipeline_depth: pipeline_depth.unwrap_or(D.pipeline_depth),
+            max_frame_bytes: max_frame_bytes.unwrap_or(D.max_frame_bytes),
+        };
+        o.core()?;
+        Ok(o)
+    }
+
+    fn __repr__(&self) -> String {
+        let fields: Vec<String> = self
+            .fields()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("BookieClientOptions({})", fields.join(", "))
+    }
+
+    /// Pickles as `functools.partial(BookieClientOptions, **fields)()`.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, ())> {
+        let py = slf.py();
+        let partial = py.import("functools")?.getattr("partial")?;
+        let kw = slf.get().fields().into_py_dict(py)?;
+        Ok((partial.call((slf.get_type(),), Some(&kw))?, ()))
+    }
+}
 
 /// The read-only BookKeeper client. Every call releases the GIL; while it
 /// waits it checks for signals (Ctrl-C) at least every 200 ms and stops with
@@ -57,11 +131,13 @@ impl BookieReader {
 
 #[pymethods]
 impl BookieReader {
-    /// `options` are [`Kwargs::bookie_client`]'s.
     #[new]
-    #[pyo3(signature = (bookies=None, **options))]
-    fn new(bookies: Option<HashMap<String, String>>, options: Option<KwDict>) -> Result<Self> {
-        let opts = with_kwargs("BookieReader", options, |kw| kw.bookie_client())?;
+    #[pyo3(signature = (bookies=None, *, options=None))]
+    fn new(
+        bookies: Option<HashMap<String, String>>,
+        options: Option<PyRef<BookieClientOptions>>,
+    ) -> Result<Self> {
+        let opts = options.map_or(Ok(D), |o| o.core())?;
         let client = BookieClient::with_addresses(opts, bookies.unwrap_or_default());
         Ok(Self {
             client: Mutex::new(client),

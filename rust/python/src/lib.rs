@@ -37,7 +37,7 @@ mod _native {
     #[pymodule_export]
     use chunks::{finish_leftovers, reassemble_partition, PartitionReassembler};
     #[pymodule_export]
-    use cluster::{read_bookie_dirs, BookieReader};
+    use cluster::{read_bookie_dirs, BookieClientOptions, BookieReader};
     #[pymodule_export]
     use compaction::{
         last_batch_indexes, CompactorPy, NativeStrategy, StrategicFolder, StrategicPartitionPass,

@@ -2,7 +2,6 @@
 //! function that takes it.
 
 use super::{Kwargs, Result};
-use crate::bookkeeper::ClientOptions;
 use crate::chunks::ReassemblyOptions;
 use crate::compaction::CompactOptions;
 use crate::format::broker::{Interceptors, Stamper};
@@ -96,16 +95,6 @@ impl Kwargs<'_> {
             base_sequence: self.int("base_sequence", -1)?,
             partition_leader_epoch: self.int("partition_leader_epoch", -1)?,
         })
-    }
-
-    /// BookKeeper client options: `timeout_ms` (30 000), `connect_timeout_ms`
-    /// (5 000), `pipeline_depth` (64), `max_frame_bytes` (5 308 416).
-    pub fn bookie_client(&mut self) -> Result<ClientOptions> {
-        let timeout = self.int("timeout_ms", 30_000)?;
-        let connect = self.int("connect_timeout_ms", 5_000)?;
-        let depth = self.int("pipeline_depth", 64)?;
-        let max_frame = self.int("max_frame_bytes", 5_308_416)?;
-        Ok(ClientOptions::checked(timeout, connect, depth, max_frame)?)
     }
 
     /// `aborted_transactions`: the `(most, least)` ids of the transactions to

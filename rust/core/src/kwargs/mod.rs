@@ -490,9 +490,6 @@ mod tests {
         let v = dict(vec![("compression", "gzip".into())]);
         let err = Kwargs::new("f", &v).unwrap().encode(None, 0).unwrap_err();
         assert!(err.to_string().contains("unknown compression"), "{err}");
-        let v = dict(vec![("pipeline_depth", 0i64.into())]);
-        let err = Kwargs::new("f", &v).unwrap().bookie_client().unwrap_err();
-        assert!(matches!(err, ArgsError::BookKeeper(_)), "{err:?}");
     }
 
     #[test]

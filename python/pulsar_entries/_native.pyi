@@ -552,7 +552,25 @@ def read_offload_blocks(
     ``(ledger_id, first_entry_id, last_entry_id)`` to keep and check. Raises OffloadFormatError
     for an unreadable index."""
 
-def parse_offload_index(index: Any, *, ledger_id: int | None = None) -> dict[str, Any]:
+class _OffloadIndexLedgerDict(TypedDict):
+    ledger_id: int | None
+    last_entry_id: int | None
+    length: int | None
+    #: ``kind`` "bookkeeper" (a v1 index's ledger metadata: quorum_size, ensemble_size,
+    #: ack_quorum_size, length, last_entry_id, state, digest_type, ctime, password, ctoken,
+    #: ensembles, custom_metadata) or "ledger_info" (a v2 index's: ledger_id, entries, size,
+    #: timestamp, offload_context).
+    metadata: dict[str, Any]
+    blocks: list[OffloadBlockDict]
+
+class _OffloadIndexDict(TypedDict):
+    version: int
+    index_block_length: int
+    data_object_length: int
+    data_header_length: int
+    ledgers: list[_OffloadIndexLedgerDict]
+
+def parse_offload_index(index: Any, *, ledger_id: int | None = None) -> _OffloadIndexDict:
     """An index object's header fields and, per ledger, its metadata and blocks."""
 
 def offload_blocks(index: Any, *, ledger_id: int | None = None) -> list[OffloadBlockDict]:

@@ -220,7 +220,7 @@ def read_offload_index(
     index cannot be parsed.
     """
     data, named = _index_bytes(index, filesystem)
-    return _native.parse_offload_index(_binary(data), ledger_id=ledger_id if ledger_id is not None else named)
+    return dict(_native.parse_offload_index(_binary(data), ledger_id=ledger_id if ledger_id is not None else named))
 
 
 def list_blocks(

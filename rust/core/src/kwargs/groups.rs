@@ -6,7 +6,6 @@ use crate::chunks::ReassemblyOptions;
 use crate::compaction::CompactOptions;
 use crate::format::broker::{Interceptors, Stamper};
 use crate::format::encode::EncodeOptions;
-use crate::offload::LedgerMetadataSpec;
 use crate::options;
 use crate::processor::api::DecodeOptions;
 use crate::processor::kafka::encode::KafkaBatchOptions;
@@ -128,19 +127,5 @@ impl Kwargs<'_> {
         let (index, timestamp) = (self.flag("index", true)?, self.flag("timestamp", true)?);
         let stamper = Stamper::new(start_index, Interceptors { timestamp, index })?;
         Ok((stamper, times))
-    }
-
-    /// An offloaded ledger's metadata: `ctime` and `managed_ledger_name`
-    /// (required), `ensemble`, `write_quorum`, `ack_quorum` (the defaults).
-    pub fn ledger_spec(&mut self) -> Result<LedgerMetadataSpec> {
-        let ctime = self.required("ctime")?;
-        let managed_ledger = self.required_text("managed_ledger_name")?;
-        let ensemble = self.strings("ensemble")?;
-        let (write, ack) = (
-            self.opt_int("write_quorum", None)?,
-            self.opt_int("ack_quorum", None)?,
-        );
-        let spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger, ctime);
-        Ok(spec.with_ensemble(ensemble, write, ack))
     }
 }

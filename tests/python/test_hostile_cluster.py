@@ -183,7 +183,7 @@ def test_one_bad_compacted_record_is_one_error_row() -> None:
         }
     )
     part = Partition(TOPIC, 2, [], Ledger(9, 3, 0, None))
-    out = pa.concat_tables(list(_cluster.read._compacted_entries(records, part)))
+    out = pa.concat_tables(list(_cluster.read.compacted_entries(records, part)))
     ok = out.filter(pa.compute.is_null(out["error"]))
     assert sorted(zip(ok["ledger_id"].to_pylist(), ok["entry_id"].to_pylist())) == [(5, 0), (5, 1)]
     bad = out.filter(pa.compute.is_valid(out["error"]))

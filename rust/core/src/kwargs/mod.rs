@@ -500,7 +500,10 @@ mod tests {
         ]);
         let mut kw = Kwargs::new("f", &v).unwrap();
         assert_eq!(kw.kafka_batch(0).unwrap().base_timestamp, 1_234);
-        let err = kw.required_text("managed_ledger_name").unwrap_err().to_string();
+        let err = kw
+            .required_text("managed_ledger_name")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "f() missing 1 required keyword argument: 'managed_ledger_name'"

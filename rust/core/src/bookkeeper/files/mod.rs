@@ -193,6 +193,10 @@ pub fn read_bookie(
     read_bookie_with(dirs, journals, metas, &|| false)
 }
 
+/// Scans one opened file: the entries found and the errors.
+type ScanFile<'s> =
+    dyn Fn(Interruptible<'_, std::fs::File>, &str) -> (Vec<FoundEntry>, Vec<String>) + 's;
+
 /// [`read_bookie`], stopped by `interrupt`: it is asked at least every
 /// [`crate::bookkeeper::transport::POLL`] while files are read, and once it
 /// answers `true` every later read of a file fails at once, so the read
@@ -230,10 +234,7 @@ pub fn read_bookie_with(
     let scan_files = |paths: &[String],
                       found: &mut Vec<FoundEntry>,
                       errors: &mut Vec<String>,
-                      scan: &dyn Fn(
-        Interruptible<'_, std::fs::File>,
-        &str,
-    ) -> (Vec<FoundEntry>, Vec<String>)| {
+                      scan: &ScanFile<'_>| {
         for path in paths {
             match open(path) {
                 Ok(f) => {

@@ -6,7 +6,7 @@ built module by stubtest (scripts/lint); splitting it would only scatter that on
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias, TypedDict, final
+from typing import Any, ClassVar, TypeAlias, TypedDict, final
 
 import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]  # pyarrow ships no stubs
 
@@ -30,6 +30,7 @@ __all__ = [
     "LedgerRecord",
     "NativeStrategy",
     "OffloadFormatError",
+    "OffloadOptions",
     "OptionsError",
     "OrderError",
     "PartitionReassembler",
@@ -579,18 +580,53 @@ def offload_blocks(index: Any, *, ledger_id: int | None = None) -> list[OffloadB
 def parse_offload_name(name: str) -> OffloadNameDict | None:
     """Parses ``<uuid>-ledger-<id>[-index]`` or ``<uuid>[-index]``; None for other names."""
 
+@final
+class OffloadOptions:
+    """How entries are written as offload objects; building one checks it (an OptionsError).
+
+    - ``block_size`` (default None: 64 MiB, ``DEFAULT_BLOCK_SIZE``, for a ledger-based object,
+      whose largest block it is; 5 MiB, ``DEFAULT_STREAMING_BLOCK_SIZE``, for a streaming
+      object, whose smallest block it is): at most 2**31 - 1;
+    - ``managed_ledger_name`` (default ``"public/default/persistent/pulsar-entries"``): the
+      managed ledger a v1 index's ledger metadata names;
+    - ``ensemble`` (default None: two made-up bookies): the bookie ids of the ledger's ensemble;
+    - ``write_quorum``, ``ack_quorum`` (default None: 2, or the ensemble's size up to 2).
+
+    ``None`` (each keyword's default) means the core's default."""
+
+    DEFAULT_BLOCK_SIZE: ClassVar[int]
+    DEFAULT_STREAMING_BLOCK_SIZE: ClassVar[int]
+    DEFAULT_MANAGED_LEDGER: ClassVar[str]
+    def __new__(
+        cls,
+        *,
+        block_size: int | None = None,
+        managed_ledger_name: str | None = None,
+        ensemble: Sequence[str] | None = None,
+        write_quorum: int | None = None,
+        ack_quorum: int | None = None,
+    ) -> OffloadOptions: ...
+    @property
+    def block_size(self) -> int | None: ...
+    @property
+    def managed_ledger_name(self) -> str: ...
+    @property
+    def ensemble(self) -> list[str] | None: ...
+    @property
+    def write_quorum(self) -> int | None: ...
+    @property
+    def ack_quorum(self) -> int | None: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[()]]: ...
+
 def write_offload_ledger(
     entries: Any,
     data_path: str,
     index_path: str,
     *,
     ledger_id: int | None,
-    block_size: int,
     ctime: int,
-    managed_ledger_name: str,
-    ensemble: Sequence[str] | None = None,
-    write_quorum: int | None = None,
-    ack_quorum: int | None = None,
+    options: OffloadOptions | None = None,
 ) -> list[OffloadBlockDict]:
     """Writes a ledger-based data object and its v1 index (local paths)."""
 
@@ -599,9 +635,9 @@ def write_offload_streaming(
     data_path: str,
     index_path: str,
     *,
-    block_size: int,
     timestamp: int,
     ledger_id: int | None = None,
+    options: OffloadOptions | None = None,
 ) -> list[OffloadBlockDict]:
     """Writes a streaming (PIP-76) data object and its v2 index (local paths)."""
 

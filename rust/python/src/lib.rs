@@ -54,7 +54,7 @@ mod _native {
     #[pymodule_export]
     use offload::{
         offload_blocks, parse_offload_index, read_offload_blocks, read_offload_object,
-        write_offload_ledger, write_offload_streaming,
+        write_offload_ledger, write_offload_streaming, OffloadOptions,
     };
     #[pymodule_export]
     use typed::typed_decode;

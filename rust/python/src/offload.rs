@@ -8,20 +8,111 @@ use std::collections::BTreeMap;
 
 use pulsar_entries_core::decode::binary::single_value;
 use pulsar_entries_core::offload::table::{entry_rows, single_ledger, uuid_text};
-use pulsar_entries_core::offload::write::LedgerMetadataSpec;
 use pulsar_entries_core::offload::{
     self as core, BlockRange, EntryRange, IndexVersion, LedgerMeta, OffloadIndex,
+    OffloadOptions as Core,
 };
 use pulsar_entries_core::proto::offload::ledger_metadata_format::{DigestType, State};
 use pulsar_entries_core::proto::offload::{LedgerInfo, LedgerMetadataFormat};
 use pulsar_entries_core::EntryError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{IntoPyDict, PyDict};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
 use crate::convert::{batches, Table};
 use crate::errors::{detach, Result};
+
+/// How entries are written as offload objects (the core's `OffloadOptions`),
+/// checked when built.
+#[pyclass(frozen, get_all, eq, module = "pulsar_entries._native")]
+#[derive(PartialEq, Clone)]
+pub struct OffloadOptions {
+    block_size: Option<usize>,
+    managed_ledger_name: String,
+    ensemble: Option<Vec<String>>,
+    write_quorum: Option<i32>,
+    ack_quorum: Option<i32>,
+}
+
+/// The options given, or the defaults.
+fn options(o: Option<PyRef<OffloadOptions>>) -> Result<Core> {
+    let core = |o: PyRef<OffloadOptions>| {
+        let (b, name, e) = (
+            o.block_size,
+            o.managed_ledger_name.clone(),
+            o.ensemble.clone(),
+        );
+        Core::try_new(b, Some(name), e, o.write_quorum, o.ack_quorum)
+    };
+    Ok(o.map_or_else(|| Ok(Core::default()), core)?)
+}
+
+#[pymethods]
+impl OffloadOptions {
+    #[classattr]
+    const DEFAULT_BLOCK_SIZE: usize = Core::DEFAULT_BLOCK_SIZE;
+    #[classattr]
+    const DEFAULT_STREAMING_BLOCK_SIZE: usize = Core::DEFAULT_STREAMING_BLOCK_SIZE;
+    #[classattr]
+    const DEFAULT_MANAGED_LEDGER: &'static str = Core::DEFAULT_MANAGED_LEDGER;
+
+    /// `None`: the core's default (for `block_size`, the object kind's).
+    #[new]
+    #[pyo3(signature = (*, block_size=None, managed_ledger_name=None, ensemble=None, write_quorum=None, ack_quorum=None))]
+    fn new(
+        block_size: Option<usize>,
+        managed_ledger_name: Option<String>,
+        ensemble: Option<Vec<String>>,
+        write_quorum: Option<i32>,
+        ack_quorum: Option<i32>,
+    ) -> Result<Self> {
+        let c = Core::try_new(
+            block_size,
+            managed_ledger_name,
+            ensemble,
+            write_quorum,
+            ack_quorum,
+        )?;
+        let (block_size, managed_ledger_name, ensemble) =
+            (c.block_size, c.managed_ledger_name, c.ensemble);
+        Ok(Self {
+            block_size,
+            managed_ledger_name,
+            ensemble,
+            write_quorum,
+            ack_quorum,
+        })
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let fields: Vec<String> = fields(slf)?
+            .iter()
+            .map(|(k, v)| Ok(format!("{k}={}", v.repr()?)))
+            .collect::<PyResult<_>>()?;
+        Ok(format!("OffloadOptions({})", fields.join(", ")))
+    }
+
+    /// Pickles as `functools.partial(OffloadOptions, **fields)()`.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, ())> {
+        let py = slf.py();
+        let partial = py.import("functools")?.getattr("partial")?;
+        let kw = fields(slf)?.into_py_dict(py)?;
+        Ok((partial.call((slf.get_type(),), Some(&kw))?, ()))
+    }
+}
+
+/// Every field of `o`, by name.
+fn fields<'py>(o: &Bound<'py, OffloadOptions>) -> PyResult<Vec<(&'static str, Bound<'py, PyAny>)>> {
+    let names = [
+        "block_size",
+        "managed_ledger_name",
+        "ensemble",
+        "write_quorum",
+        "ack_quorum",
+    ];
+    names.iter().map(|n| Ok((*n, o.getattr(*n)?))).collect()
+}
 
 /// One block of a data object (`OffloadBlockDict`).
 #[derive(IntoPyObject)]
@@ -268,32 +359,21 @@ pub fn offload_blocks(index: PyArray, ledger_id: Option<i64>) -> Result<Vec<Bloc
     Ok(blocks(&idx.blocks(ledger_id)))
 }
 
-/// The ledger's metadata is a broker's for `managed_ledger_name` at `ctime`,
-/// on `ensemble` when given, the quorums given overriding.
+/// The ledger's metadata is the options' (a broker's, for their managed
+/// ledger) at `ctime`.
 #[pyfunction]
-#[pyo3(signature = (
-    entries, data_path, index_path, *, ledger_id, block_size, ctime, managed_ledger_name,
-    ensemble=None, write_quorum=None, ack_quorum=None,
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (entries, data_path, index_path, *, ledger_id, ctime, options=None))]
 pub fn write_offload_ledger(
     py: Python<'_>,
     entries: AnyRecordBatch,
     data_path: &str,
     index_path: &str,
     ledger_id: Option<i64>,
-    block_size: usize,
     ctime: i64,
-    managed_ledger_name: &str,
-    ensemble: Option<Vec<String>>,
-    write_quorum: Option<i32>,
-    ack_quorum: Option<i32>,
+    options: Option<PyRef<OffloadOptions>>,
 ) -> Result<Vec<Block>> {
-    let spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger_name, ctime).with_ensemble(
-        ensemble,
-        write_quorum,
-        ack_quorum,
-    );
+    let opts = self::options(options)?;
+    let (spec, block_size) = (opts.ledger_spec(ctime), opts.ledger_block_size());
     let batches = batches(entries)?;
     let rows = entry_rows(&batches, ledger_id)?;
     let ledgers = core::group_entries(rows)?;
@@ -306,16 +386,17 @@ pub fn write_offload_ledger(
 }
 
 #[pyfunction]
-#[pyo3(signature = (entries, data_path, index_path, *, block_size, timestamp, ledger_id=None))]
+#[pyo3(signature = (entries, data_path, index_path, *, timestamp, ledger_id=None, options=None))]
 pub fn write_offload_streaming(
     py: Python<'_>,
     entries: AnyRecordBatch,
     data_path: &str,
     index_path: &str,
-    block_size: usize,
     timestamp: i64,
     ledger_id: Option<i64>,
+    options: Option<PyRef<OffloadOptions>>,
 ) -> Result<Vec<Block>> {
+    let block_size = self::options(options)?.streaming_block_size();
     let batches = batches(entries)?;
     let ledgers = core::group_entries(entry_rows(&batches, ledger_id)?)?;
     if ledgers.is_empty() {

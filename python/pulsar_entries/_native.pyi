@@ -6,7 +6,7 @@ built module by stubtest (scripts/lint); splitting it would only scatter that on
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, TypeAlias, TypedDict, final
+from typing import Any, TypeAlias, TypedDict, final
 
 import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]  # pyarrow ships no stubs
 
@@ -19,7 +19,14 @@ from ._dicts import OutputMessageDict as OutputMessageDict
 Millis: TypeAlias = int | datetime.datetime
 
 __all__ = [
+    "DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS",
+    "DEFAULT_BOOKIE_MAX_FRAME_BYTES",
+    "DEFAULT_BOOKIE_PIPELINE_DEPTH",
+    "DEFAULT_BOOKIE_TIMEOUT_MS",
+    "DEFAULT_MANAGED_LEDGER",
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "DEFAULT_OFFLOAD_BLOCK_SIZE",
+    "DEFAULT_STREAMING_BLOCK_SIZE",
     "BookieClientOptions",
     "BookieReader",
     "Compactor",
@@ -97,6 +104,16 @@ __all__ = [
 ]
 __version__: str
 DEFAULT_MAX_UNCOMPRESSED_SIZE: int
+#: BookieClientOptions' defaults (a request's timeout, connecting, requests in flight, the largest frame).
+DEFAULT_BOOKIE_TIMEOUT_MS: int  # 30000
+DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS: int  # 5000
+DEFAULT_BOOKIE_PIPELINE_DEPTH: int  # 64
+DEFAULT_BOOKIE_MAX_FRAME_BYTES: int  # 5308416
+#: OffloadOptions' defaults: a ledger-based object's largest block (64 MiB), a streaming object's
+#: smallest (5 MiB), the managed ledger a v1 index names ("public/default/persistent/pulsar-entries").
+DEFAULT_OFFLOAD_BLOCK_SIZE: int
+DEFAULT_STREAMING_BLOCK_SIZE: int
+DEFAULT_MANAGED_LEDGER: str
 
 # Every function raises from this hierarchy (a Python type mismatch on an
 # argument stays TypeError; a Python callback's exception propagates as is).
@@ -594,14 +611,11 @@ class OffloadOptions:
 
     ``None`` (each keyword's default) means the core's default."""
 
-    DEFAULT_BLOCK_SIZE: ClassVar[int]
-    DEFAULT_STREAMING_BLOCK_SIZE: ClassVar[int]
-    DEFAULT_MANAGED_LEDGER: ClassVar[str]
     def __new__(
         cls,
         *,
         block_size: int | None = None,
-        managed_ledger_name: str | None = None,
+        managed_ledger_name: str | None = DEFAULT_MANAGED_LEDGER,
         ensemble: Sequence[str] | None = None,
         write_quorum: int | None = None,
         ack_quorum: int | None = None,
@@ -776,10 +790,10 @@ class BookieClientOptions:
     def __new__(
         cls,
         *,
-        timeout_ms: int | None = None,
-        connect_timeout_ms: int | None = None,
-        pipeline_depth: int | None = None,
-        max_frame_bytes: int | None = None,
+        timeout_ms: int | None = DEFAULT_BOOKIE_TIMEOUT_MS,
+        connect_timeout_ms: int | None = DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS,
+        pipeline_depth: int | None = DEFAULT_BOOKIE_PIPELINE_DEPTH,
+        max_frame_bytes: int | None = DEFAULT_BOOKIE_MAX_FRAME_BYTES,
     ) -> BookieClientOptions: ...
     @property
     def timeout_ms(self) -> int: ...

@@ -49,10 +49,10 @@ __all__ = [
 ]
 
 #: Pulsar's default ``maxBlockSizeInBytes`` for ledger offloads (64 MiB).
-DEFAULT_BLOCK_SIZE = _native.OffloadOptions.DEFAULT_BLOCK_SIZE
+DEFAULT_BLOCK_SIZE = _native.DEFAULT_OFFLOAD_BLOCK_SIZE
 #: Pulsar's default ``minBlockSizeInBytes`` for streaming offloads (5 MiB).
-DEFAULT_STREAMING_BLOCK_SIZE = _native.OffloadOptions.DEFAULT_STREAMING_BLOCK_SIZE
-DEFAULT_MANAGED_LEDGER = _native.OffloadOptions.DEFAULT_MANAGED_LEDGER
+DEFAULT_STREAMING_BLOCK_SIZE = _native.DEFAULT_STREAMING_BLOCK_SIZE
+DEFAULT_MANAGED_LEDGER = _native.DEFAULT_MANAGED_LEDGER
 _MAX_ENTRY_ID = 2**63 - 1
 
 BytesLike = Union[bytes, bytearray, memoryview, pa.Buffer]

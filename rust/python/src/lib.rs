@@ -62,6 +62,24 @@ mod _native {
     #[pymodule_export]
     const DEFAULT_MAX_UNCOMPRESSED_SIZE: usize = pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 
+    // The defaults of `BookieClientOptions` and `OffloadOptions`, named in the stub.
+    use pulsar_entries_core::bookkeeper::ClientOptions as Bk;
+    use pulsar_entries_core::offload::OffloadOptions as Off;
+    #[pymodule_export]
+    const DEFAULT_BOOKIE_TIMEOUT_MS: u64 = Bk::DEFAULT.request_timeout.as_millis() as u64;
+    #[pymodule_export]
+    const DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS: u64 = Bk::DEFAULT.connect_timeout.as_millis() as u64;
+    #[pymodule_export]
+    const DEFAULT_BOOKIE_PIPELINE_DEPTH: usize = Bk::DEFAULT.pipeline_depth;
+    #[pymodule_export]
+    const DEFAULT_BOOKIE_MAX_FRAME_BYTES: usize = Bk::DEFAULT.max_frame_bytes;
+    #[pymodule_export]
+    const DEFAULT_OFFLOAD_BLOCK_SIZE: usize = Off::DEFAULT_BLOCK_SIZE;
+    #[pymodule_export]
+    const DEFAULT_STREAMING_BLOCK_SIZE: usize = Off::DEFAULT_STREAMING_BLOCK_SIZE;
+    #[pymodule_export]
+    const DEFAULT_MANAGED_LEDGER: &str = Off::DEFAULT_MANAGED_LEDGER;
+
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;

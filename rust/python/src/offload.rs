@@ -50,13 +50,6 @@ fn options(o: Option<PyRef<OffloadOptions>>) -> Result<Core> {
 
 #[pymethods]
 impl OffloadOptions {
-    #[classattr]
-    const DEFAULT_BLOCK_SIZE: usize = Core::DEFAULT_BLOCK_SIZE;
-    #[classattr]
-    const DEFAULT_STREAMING_BLOCK_SIZE: usize = Core::DEFAULT_STREAMING_BLOCK_SIZE;
-    #[classattr]
-    const DEFAULT_MANAGED_LEDGER: &'static str = Core::DEFAULT_MANAGED_LEDGER;
-
     /// `None`: the core's default (for `block_size`, the object kind's).
     #[new]
     #[pyo3(signature = (*, block_size=None, managed_ledger_name=None, ensemble=None, write_quorum=None, ack_quorum=None))]

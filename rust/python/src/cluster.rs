@@ -30,6 +30,38 @@ pub struct BookieClientOptions {
     max_frame_bytes: usize,
 }
 
+/// The fields of an options class, in its signature's order.
+const FIELDS: &[&str] = &[
+    "timeout_ms",
+    "connect_timeout_ms",
+    "pipeline_depth",
+    "max_frame_bytes",
+];
+
+/// `Class(field=value, ...)`: an options object's repr, its `fields` read back.
+pub fn options_repr(o: &Bound<'_, PyAny>, fields: &[&str]) -> PyResult<String> {
+    let each = |f: &&str| Ok(format!("{f}={}", o.getattr(*f)?.repr()?));
+    let shown = fields.iter().map(each).collect::<PyResult<Vec<_>>>()?;
+    Ok(format!("{}({})", o.get_type().name()?, shown.join(", ")))
+}
+
+/// How an options object pickles: `functools.partial(type(o), **fields)()`.
+pub fn options_reduce<'py>(
+    o: &Bound<'py, PyAny>,
+    fields: &[&str],
+) -> PyResult<(Bound<'py, PyAny>, ())> {
+    let py = o.py();
+    let kw = fields
+        .iter()
+        .map(|f| Ok((*f, o.getattr(*f)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let partial = py.import("functools")?.getattr("partial")?;
+    Ok((
+        partial.call((o.get_type(),), Some(&kw.into_py_dict(py)?))?,
+        (),
+    ))
+}
+
 impl BookieClientOptions {
     fn core(&self) -> Result<ClientOptions> {
         let (t, c) = (self.timeout_ms, self.connect_timeout_ms);
@@ -39,15 +71,6 @@ impl BookieClientOptions {
             self.pipeline_depth,
             self.max_frame_bytes,
         )?)
-    }
-
-    fn fields(&self) -> [(&'static str, u64); 4] {
-        [
-            ("timeout_ms", self.timeout_ms),
-            ("connect_timeout_ms", self.connect_timeout_ms),
-            ("pipeline_depth", self.pipeline_depth as u64),
-            ("max_frame_bytes", self.max_frame_bytes as u64),
-        ]
     }
 }
 
@@ -73,21 +96,12 @@ impl BookieClientOptions {
         Ok(o)
     }
 
-    fn __repr__(&self) -> String {
-        let fields: Vec<String> = self
-            .fields()
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("BookieClientOptions({})", fields.join(", "))
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        options_repr(slf.as_any(), FIELDS)
     }
 
-    /// Pickles as `functools.partial(BookieClientOptions, **fields)()`.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, ())> {
-        let py = slf.py();
-        let partial = py.import("functools")?.getattr("partial")?;
-        let kw = slf.get().fields().into_py_dict(py)?;
-        Ok((partial.call((slf.get_type(),), Some(&kw))?, ()))
+        options_reduce(slf.as_any(), FIELDS)
     }
 }
 

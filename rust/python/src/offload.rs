@@ -16,10 +16,11 @@ use pulsar_entries_core::proto::offload::ledger_metadata_format::{DigestType, St
 use pulsar_entries_core::proto::offload::{LedgerInfo, LedgerMetadataFormat};
 use pulsar_entries_core::EntryError;
 use pyo3::prelude::*;
-use pyo3::types::{IntoPyDict, PyDict};
+use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
+use crate::cluster::{options_reduce, options_repr};
 use crate::convert::{batches, Table};
 use crate::errors::{detach, Result};
 
@@ -79,33 +80,22 @@ impl OffloadOptions {
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let fields: Vec<String> = fields(slf)?
-            .iter()
-            .map(|(k, v)| Ok(format!("{k}={}", v.repr()?)))
-            .collect::<PyResult<_>>()?;
-        Ok(format!("OffloadOptions({})", fields.join(", ")))
+        options_repr(slf.as_any(), FIELDS)
     }
 
-    /// Pickles as `functools.partial(OffloadOptions, **fields)()`.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, ())> {
-        let py = slf.py();
-        let partial = py.import("functools")?.getattr("partial")?;
-        let kw = fields(slf)?.into_py_dict(py)?;
-        Ok((partial.call((slf.get_type(),), Some(&kw))?, ()))
+        options_reduce(slf.as_any(), FIELDS)
     }
 }
 
-/// Every field of `o`, by name.
-fn fields<'py>(o: &Bound<'py, OffloadOptions>) -> PyResult<Vec<(&'static str, Bound<'py, PyAny>)>> {
-    let names = [
-        "block_size",
-        "managed_ledger_name",
-        "ensemble",
-        "write_quorum",
-        "ack_quorum",
-    ];
-    names.iter().map(|n| Ok((*n, o.getattr(*n)?))).collect()
-}
+/// The fields of [`OffloadOptions`], in its signature's order.
+const FIELDS: &[&str] = &[
+    "block_size",
+    "managed_ledger_name",
+    "ensemble",
+    "write_quorum",
+    "ack_quorum",
+];
 
 /// One block of a data object (`OffloadBlockDict`).
 #[derive(IntoPyObject)]

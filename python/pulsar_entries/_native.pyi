@@ -19,17 +19,29 @@ from ._dicts import OutputMessageDict as OutputMessageDict
 Millis: TypeAlias = int | datetime.datetime
 
 __all__ = [
+    "DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS",
+    "DEFAULT_BOOKIE_MAX_FRAME_BYTES",
+    "DEFAULT_BOOKIE_PIPELINE_DEPTH",
+    "DEFAULT_BOOKIE_TIMEOUT_MS",
+    "DEFAULT_MANAGED_LEDGER",
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
+    "DEFAULT_OFFLOAD_BLOCK_SIZE",
+    "DEFAULT_STREAMING_BLOCK_SIZE",
+    "BookieClientOptions",
     "BookieReader",
     "Compactor",
     "DataError",
     "EntryFormatError",
     "InputSchemaError",
+    "LayoutRecord",
+    "LedgerRecord",
     "NativeStrategy",
     "OffloadFormatError",
+    "OffloadOptions",
     "OptionsError",
     "OrderError",
     "PartitionReassembler",
+    "PartitionRecord",
     "PulsarEntriesError",
     "StorageError",
     "StrategicFolder",
@@ -37,10 +49,8 @@ __all__ = [
     "SurvivorFolder",
     "__version__",
     "aborted_transactions",
-    "bookie_address",
     "builtin_processor",
     "compacted_last_position",
-    "compacted_ledger",
     "compaction_candidates",
     "decode",
     "deserialize_message_id",
@@ -59,8 +69,6 @@ __all__ = [
     "last_batch_indexes",
     "ledger_metadata",
     "ledger_node_from_text",
-    "ledger_path",
-    "managed_ledger_info",
     "max_entry_position",
     "message_at",
     "offload_blocks",
@@ -68,7 +76,6 @@ __all__ = [
     "parse_metadata",
     "parse_offload_index",
     "parse_offload_name",
-    "partition_count",
     "partition_name",
     "pulsar_messages",
     "read_bookie_dirs",
@@ -77,6 +84,8 @@ __all__ = [
     "reassemble_chunks",
     "reassemble_partition",
     "rebuild_entries",
+    "resolve_ledgers",
+    "resolve_topic",
     "schema_entry",
     "schema_locations",
     "serialize_message_id",
@@ -95,6 +104,16 @@ __all__ = [
 ]
 __version__: str
 DEFAULT_MAX_UNCOMPRESSED_SIZE: int
+#: BookieClientOptions' defaults (a request's timeout, connecting, requests in flight, the largest frame).
+DEFAULT_BOOKIE_TIMEOUT_MS: int  # 30000
+DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS: int  # 5000
+DEFAULT_BOOKIE_PIPELINE_DEPTH: int  # 64
+DEFAULT_BOOKIE_MAX_FRAME_BYTES: int  # 5308416
+#: OffloadOptions' defaults: a ledger-based object's largest block (64 MiB), a streaming object's
+#: smallest (5 MiB), the managed ledger a v1 index names ("public/default/persistent/pulsar-entries").
+DEFAULT_OFFLOAD_BLOCK_SIZE: int
+DEFAULT_STREAMING_BLOCK_SIZE: int
+DEFAULT_MANAGED_LEDGER: str
 
 # Every function raises from this hierarchy (a Python type mismatch on an
 # argument stays TypeError; a Python callback's exception propagates as is).
@@ -551,7 +570,25 @@ def read_offload_blocks(
     ``(ledger_id, first_entry_id, last_entry_id)`` to keep and check. Raises OffloadFormatError
     for an unreadable index."""
 
-def parse_offload_index(index: Any, *, ledger_id: int | None = None) -> dict[str, Any]:
+class _OffloadIndexLedgerDict(TypedDict):
+    ledger_id: int | None
+    last_entry_id: int | None
+    length: int | None
+    #: ``kind`` "bookkeeper" (a v1 index's ledger metadata: quorum_size, ensemble_size,
+    #: ack_quorum_size, length, last_entry_id, state, digest_type, ctime, password, ctoken,
+    #: ensembles, custom_metadata) or "ledger_info" (a v2 index's: ledger_id, entries, size,
+    #: timestamp, offload_context).
+    metadata: dict[str, Any]
+    blocks: list[OffloadBlockDict]
+
+class _OffloadIndexDict(TypedDict):
+    version: int
+    index_block_length: int
+    data_object_length: int
+    data_header_length: int
+    ledgers: list[_OffloadIndexLedgerDict]
+
+def parse_offload_index(index: Any, *, ledger_id: int | None = None) -> _OffloadIndexDict:
     """An index object's header fields and, per ledger, its metadata and blocks."""
 
 def offload_blocks(index: Any, *, ledger_id: int | None = None) -> list[OffloadBlockDict]:
@@ -560,18 +597,50 @@ def offload_blocks(index: Any, *, ledger_id: int | None = None) -> list[OffloadB
 def parse_offload_name(name: str) -> OffloadNameDict | None:
     """Parses ``<uuid>-ledger-<id>[-index]`` or ``<uuid>[-index]``; None for other names."""
 
+@final
+class OffloadOptions:
+    """How entries are written as offload objects; building one checks it (an OptionsError).
+
+    - ``block_size`` (default None: 64 MiB, ``DEFAULT_BLOCK_SIZE``, for a ledger-based object,
+      whose largest block it is; 5 MiB, ``DEFAULT_STREAMING_BLOCK_SIZE``, for a streaming
+      object, whose smallest block it is): at most 2**31 - 1;
+    - ``managed_ledger_name`` (default ``"public/default/persistent/pulsar-entries"``): the
+      managed ledger a v1 index's ledger metadata names;
+    - ``ensemble`` (default None: two made-up bookies): the bookie ids of the ledger's ensemble;
+    - ``write_quorum``, ``ack_quorum`` (default None: 2, or the ensemble's size up to 2).
+
+    ``None`` (each keyword's default) means the core's default."""
+
+    def __new__(
+        cls,
+        *,
+        block_size: int | None = None,
+        managed_ledger_name: str | None = DEFAULT_MANAGED_LEDGER,
+        ensemble: Sequence[str] | None = None,
+        write_quorum: int | None = None,
+        ack_quorum: int | None = None,
+    ) -> OffloadOptions: ...
+    @property
+    def block_size(self) -> int | None: ...
+    @property
+    def managed_ledger_name(self) -> str: ...
+    @property
+    def ensemble(self) -> list[str] | None: ...
+    @property
+    def write_quorum(self) -> int | None: ...
+    @property
+    def ack_quorum(self) -> int | None: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[()]]: ...
+
 def write_offload_ledger(
     entries: Any,
     data_path: str,
     index_path: str,
     *,
     ledger_id: int | None,
-    block_size: int,
     ctime: int,
-    managed_ledger_name: str,
-    ensemble: Sequence[str] | None = None,
-    write_quorum: int | None = None,
-    ack_quorum: int | None = None,
+    options: OffloadOptions | None = None,
 ) -> list[OffloadBlockDict]:
     """Writes a ledger-based data object and its v1 index (local paths)."""
 
@@ -580,15 +649,103 @@ def write_offload_streaming(
     data_path: str,
     index_path: str,
     *,
-    block_size: int,
     timestamp: int,
     ledger_id: int | None = None,
+    options: OffloadOptions | None = None,
 ) -> list[OffloadBlockDict]:
     """Writes a streaming (PIP-76) data object and its v2 index (local paths)."""
 
 # ----------------------------------------------------------------- a live cluster (metadata store, bookies)
 
-def topic_paths(topic: str) -> dict[str, Any]:
+class _TopicPathsDict(TypedDict):
+    topic: str
+    base: str
+    partition: int | None
+    managed_ledger: str
+    compaction_cursor: str
+    partitioned_metadata: str
+    schema: str
+
+class _LedgerInfoDict(TypedDict):
+    ledger_id: int
+    state: str  # "OPEN", "IN_RECOVERY" or "CLOSED"
+    last_entry_id: int
+    length: int
+    ensemble_size: int
+    write_quorum: int
+    ack_quorum: int
+    digest_type: str
+    ensembles: list[tuple[int, list[str]]]
+    custom_metadata: dict[str, bytes]
+
+class _OffloadStateDict(TypedDict):
+    uid_msb: int
+    uid_lsb: int
+    bookkeeper_deleted: bool
+    driver: str
+    driver_properties: dict[str, str]
+
+@final
+class LedgerRecord:
+    """One ledger of a topic's layout (:class:`pulsar_entries._cluster.layout.Ledger`'s fields)."""
+
+    @property
+    def ledger_id(self) -> int: ...
+    @property
+    def entries(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def metadata(self) -> bytes | None:
+        """The ledger node's bytes (``None`` when the BookKeeper copy is gone)."""
+    @property
+    def info(self) -> _LedgerInfoDict | None:
+        """The parsed node, password left out (``None`` with ``metadata``)."""
+    @property
+    def offload(self) -> _OffloadStateDict | None:
+        """Offload state from the managed-ledger info, ``None`` if not offloaded."""
+
+@final
+class PartitionRecord:
+    """One managed ledger of a topic's layout: a non-partitioned topic (``partition`` -1), or one partition."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def ledgers(self) -> list[LedgerRecord]: ...
+    @property
+    def compacted(self) -> LedgerRecord | None:
+        """The compacted ledger of the ``__compaction`` cursor, if the topic was compacted."""
+    @property
+    def horizon(self) -> tuple[int, int] | None:
+        """The compaction horizon: the last entry compaction read."""
+
+@final
+class LayoutRecord:
+    """A topic's storage layout, as :func:`resolve_topic` resolves it."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partitions(self) -> list[PartitionRecord]: ...
+    @property
+    def bookies(self) -> dict[str, str]:
+        """Bookie id -> ``host:port``, for every bookie the ledgers name."""
+
+def resolve_topic(topic: str, store: Any, *, partitions: Sequence[int] | None = None) -> LayoutRecord:
+    """A topic's layout, walked from ``store`` (any object with ``get(path) -> bytes | None`` and
+    ``children(path) -> list[str]``) in one call: partitions (``partitions`` only, when given),
+    ledgers with their nodes and offload state, the compacted ledger and horizon (from the
+    ``__compaction`` cursor's ledger when a bookie serves its last entry, else from the cursor
+    node), and bookie addresses. An exception the store raises propagates as it is; an unknown
+    topic is a LookupError."""
+
+def resolve_ledgers(ledger_ids: Sequence[int], store: Any) -> tuple[list[LedgerRecord], dict[str, str]]:
+    """Ledgers by id with their nodes from ``store``, and their bookies' addresses."""
+
+def topic_paths(topic: str) -> _TopicPathsDict:
     """The metadata-store paths of a topic name."""
 
 def partition_name(topic: str, index: int) -> str:
@@ -597,32 +754,13 @@ def partition_name(topic: str, index: int) -> str:
 def strip_rocksdb_header(value: bytes) -> bytes:
     """A RocksDB metadata-store value without its ``MetaValue`` header."""
 
-def managed_ledger_info(node: bytes) -> dict[str, Any]:
-    """A managed ledger's node: its ledgers (with offload state) and properties."""
-
-def compacted_ledger(
-    cursor_node: bytes, last_position_entry: bytes | None = None
-) -> tuple[int | None, tuple[int, int] | None, int]:
-    """``(compacted ledger id, compaction horizon, cursors ledger id)`` of the
-    ``__compaction`` cursor's node, or the last entry of its cursor ledger when given (the cursors
-    ledger id is >= 0 when that ledger's last entry is authoritative)."""
-
-def partition_count(node: bytes) -> int:
-    """The partition count in a partitioned-topic metadata node."""
-
-def bookie_address(bookie_id: str, node: bytes) -> str:
-    """A bookie's ``host:port`` from its registration node."""
-
-def ledger_metadata(ledger_id: int, node: bytes) -> dict[str, Any]:
+def ledger_metadata(ledger_id: int, node: bytes) -> _LedgerInfoDict:
     """A BookKeeper ledger's metadata node as a dict. The password is left out."""
 
 def ledger_node_from_text(ledger_id: int, text: str, password: bytes = ...) -> bytes:
     """The ledger node (format v3) equivalent to BookKeeper's text form of a
     ledger's metadata (the admin REST API's ``internal-stats?metadata=true``),
     ``password`` standing in for the one the text omits."""
-
-def ledger_path(ledger_id: int, root: str = "/ledgers") -> str:
-    """The ledger-node path of a ledger id."""
 
 def read_bookie_dirs(
     dirs: Sequence[tuple[str, Sequence[str], Sequence[tuple[int, int, int]] | None]],
@@ -637,17 +775,43 @@ def read_bookie_dirs(
     the entry logs, and the ledgers read from the journals."""
 
 @final
+class BookieClientOptions:
+    """How a :class:`BookieReader` talks to bookies; building one checks it (an OptionsError).
+
+    - ``timeout_ms`` (default 30000): the time one request may wait for its response (the
+      deadline is re-armed on every socket read against what is left of it);
+    - ``connect_timeout_ms`` (default 5000): the time to connect to one bookie;
+    - ``pipeline_depth`` (default 64): requests in flight on one connection;
+    - ``max_frame_bytes`` (default 5308416): the largest response frame accepted, checked
+      before allocating (a bookie's own ``nettyMaxFrameSizeBytes`` is 5 MiB; at least 64).
+
+    ``None`` (each keyword's default) means the core's default."""
+
+    def __new__(
+        cls,
+        *,
+        timeout_ms: int | None = DEFAULT_BOOKIE_TIMEOUT_MS,
+        connect_timeout_ms: int | None = DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS,
+        pipeline_depth: int | None = DEFAULT_BOOKIE_PIPELINE_DEPTH,
+        max_frame_bytes: int | None = DEFAULT_BOOKIE_MAX_FRAME_BYTES,
+    ) -> BookieClientOptions: ...
+    @property
+    def timeout_ms(self) -> int: ...
+    @property
+    def connect_timeout_ms(self) -> int: ...
+    @property
+    def pipeline_depth(self) -> int: ...
+    @property
+    def max_frame_bytes(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[()]]: ...
+
+@final
 class BookieReader:
     """A read-only BookKeeper client (``bookies`` maps a bookie id to its address)."""
 
     def __new__(
-        cls,
-        bookies: Mapping[str, str] | None = None,
-        *,
-        timeout_ms: int = 30000,
-        connect_timeout_ms: int = 5000,
-        pipeline_depth: int = 64,
-        max_frame_bytes: int = 5308416,
+        cls, bookies: Mapping[str, str] | None = None, *, options: BookieClientOptions | None = None
     ) -> BookieReader: ...
     def set_deadline(self, seconds: float | None) -> None:
         """A deadline ``seconds`` from now for every later call (``None``: none): no
@@ -684,6 +848,15 @@ def schema_locations(node: bytes) -> list[tuple[int, int, int]]:
     """``(version, ledger_id, entry_id)`` of each version a ``/schemas/...``
     node (a ``SchemaLocator``) lists."""
 
-def schema_entry(version: int, data: bytes) -> dict[str, Any]:
+class _SchemaEntryDict(TypedDict):
+    version: int
+    deleted: bool
+    timestamp: int
+    schema_id: str
+    type: str
+    schema: bytes
+    properties: dict[str, str]
+
+def schema_entry(version: int, data: bytes) -> _SchemaEntryDict:
     """A schema-ledger entry (a ``SchemaEntry``): ``version, type, schema,
     properties, deleted, timestamp, schema_id``."""

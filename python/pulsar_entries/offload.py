@@ -48,11 +48,11 @@ __all__ = [
     "write_offloaded_ledgers",
 ]
 
-#: Pulsar's default ``maxBlockSizeInBytes`` for ledger offloads.
-DEFAULT_BLOCK_SIZE = 64 * 1024 * 1024
-#: Pulsar's default ``minBlockSizeInBytes`` for streaming offloads.
-DEFAULT_STREAMING_BLOCK_SIZE = 5 * 1024 * 1024
-DEFAULT_MANAGED_LEDGER = "public/default/persistent/pulsar-entries"
+#: Pulsar's default ``maxBlockSizeInBytes`` for ledger offloads (64 MiB).
+DEFAULT_BLOCK_SIZE = _native.DEFAULT_OFFLOAD_BLOCK_SIZE
+#: Pulsar's default ``minBlockSizeInBytes`` for streaming offloads (5 MiB).
+DEFAULT_STREAMING_BLOCK_SIZE = _native.DEFAULT_STREAMING_BLOCK_SIZE
+DEFAULT_MANAGED_LEDGER = _native.DEFAULT_MANAGED_LEDGER
 _MAX_ENTRY_ID = 2**63 - 1
 
 BytesLike = Union[bytes, bytearray, memoryview, pa.Buffer]
@@ -220,7 +220,7 @@ def read_offload_index(
     index cannot be parsed.
     """
     data, named = _index_bytes(index, filesystem)
-    return _native.parse_offload_index(_binary(data), ledger_id=ledger_id if ledger_id is not None else named)
+    return dict(_native.parse_offload_index(_binary(data), ledger_id=ledger_id if ledger_id is not None else named))
 
 
 def list_blocks(
@@ -409,6 +409,11 @@ def write_offloaded_ledger(
     os.makedirs(directory, exist_ok=True)
     directory = os.path.abspath(os.fspath(directory))
     ctime = int(time.time() * 1000) if ctime is None else ctime
+    options = _native.OffloadOptions(
+        block_size=block_size,
+        managed_ledger_name=managed_ledger_name,
+        ensemble=None if ensemble is None else list(ensemble),
+    )
     if index_version == 1:
         if ledger_id is None:
             ledger_id = _single_ledger(entries)
@@ -419,10 +424,8 @@ def write_offloaded_ledger(
             data_path,
             index_path,
             ledger_id=ledger_id,
-            block_size=DEFAULT_BLOCK_SIZE if block_size is None else block_size,
             ctime=ctime,
-            managed_ledger_name=managed_ledger_name,
-            ensemble=None if ensemble is None else list(ensemble),
+            options=options,
         )
         return OffloadedObject(data_path, index_path, ledger_id, uuid)
     data_path = os.path.join(directory, _object_name(uuid, None, False))
@@ -431,9 +434,9 @@ def write_offloaded_ledger(
         entries,
         data_path,
         index_path,
-        block_size=DEFAULT_STREAMING_BLOCK_SIZE if block_size is None else block_size,
         timestamp=ctime,
         ledger_id=ledger_id,
+        options=options,
     )
     return OffloadedObject(data_path, index_path, None, uuid)
 

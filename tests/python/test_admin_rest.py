@@ -70,7 +70,7 @@ def test_layout_from_the_admin_api_with_a_bearer_token(fake: FakeAdmin) -> None:
     assert first.info["last_entry_id"] == 1 and first.info["digest_type"] == "CRC32C"
     # The node built from the text reads back as the same metadata.
     assert _native.ledger_metadata(5, first.metadata) == first.info
-    assert offloaded.metadata is None and _cluster._offloaded_uuid(offloaded.offload) == (
+    assert offloaded.metadata is None and _cluster.offloaded_uuid(offloaded.offload) == (
         "4090fb34-c3e6-4bdc-a3fb-03db0275ffc9"
     )
     assert part.compacted is not None and part.compacted.ledger_id == 9 and part.compacted.metadata is not None
@@ -129,7 +129,7 @@ def test_a_missing_ledger_metadata_is_asked_again_then_an_error_row(fake: FakeAd
     layout = _cluster.resolve_topic_admin(TOPIC, _cluster.AdminRest(fake.url))
     assert [p for p, _ in fake.requests].count(BASE + "/internalStats?metadata=true") == 3
     (part,) = layout.partitions
-    rows = _cluster._read_ledger(part.ledgers[0], -1, None, 0, None, None, "")
+    rows = _cluster.read_ledger(part.ledgers[0], -1, None, 0, None, None, "")
     assert rows.to_pylist() == [
         {
             "ledger_id": 5,

@@ -20,17 +20,24 @@ def test_they_are_module_functions_that_pickle_by_name() -> None:
 
 
 def test_signatures_and_binding_are_pythons() -> None:
-    assert str(inspect.signature(_native.ledger_path)) == "(ledger_id, root='/ledgers')"
-    assert _native.ledger_path(5) == _native.ledger_path(ledger_id=5) == "/ledgers/00/0000/L0005"
-    assert _native.ledger_path(5, "/x") == "/x/00/0000/L0005"
-    with pytest.raises(TypeError, match=r"^ledger_path\(\) takes 2 positional arguments but 3 were given$"):
-        _native.ledger_path(1, "/x", "y")
-    with pytest.raises(TypeError, match=r"^ledger_path\(\) got multiple values for argument 'ledger_id'$"):
-        _native.ledger_path(1, ledger_id=2)
-    with pytest.raises(TypeError, match=r"^ledger_path\(\) missing 1 required positional argument: 'ledger_id'$"):
-        _native.ledger_path()
-    with pytest.raises(TypeError, match=r"^ledger_path\(\) got an unexpected keyword argument 'bogus'$"):
-        _native.ledger_path(1, bogus=True)
+    f = _native.partition_name
+    assert str(inspect.signature(f)) == "(topic, index)"
+    assert f("t/ns/x", 2) == f(topic="t/ns/x", index=2) == "persistent://t/ns/x-partition-2"
+    with pytest.raises(TypeError, match=r"^partition_name\(\) takes 2 positional arguments but 3 were given$"):
+        f("x", 1, 2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^partition_name\(\) got multiple values for argument 'topic'$"):
+        f("x", topic="y")  # type: ignore[call-arg,misc]
+    with pytest.raises(
+        TypeError, match=r"^partition_name\(\) missing 2 required positional arguments: 'topic' and 'index'$"
+    ):
+        f()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^partition_name\(\) got an unexpected keyword argument 'bogus'$"):
+        f("x", 1, bogus=True)  # type: ignore[call-arg]
+    g = _native.ledger_node_from_text
+    with pytest.raises(
+        TypeError, match=r"^ledger_node_from_text\(\) takes from 2 to 3 positional arguments but 4 were given$"
+    ):
+        g(1, "x", b"", 3)  # type: ignore[call-arg]
 
 
 def test_bytes_likes_and_arrow_tables_cross() -> None:

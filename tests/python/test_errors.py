@@ -128,7 +128,13 @@ def test_storage_error(tmp_path):
     entries = pe.entries_table([GOOD], ledger_id=3)
     missing = tmp_path / "no-such-dir" / "data"
     with pytest.raises(pe.StorageError, match="no-such-dir") as info:
-        _native.write_offload_streaming(entries, str(missing), str(tmp_path / "index"), block_size=1 << 20, timestamp=1)
+        _native.write_offload_streaming(
+            entries,
+            str(missing),
+            str(tmp_path / "index"),
+            timestamp=1,
+            options=_native.OffloadOptions(block_size=1 << 20),
+        )
     check(info.value, pe.StorageError, OSError)
 
 

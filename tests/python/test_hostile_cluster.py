@@ -2,6 +2,7 @@
 Fake bookies and a fake admin REST API on 127.0.0.1 (tests/python/support/fake_bookie.py)."""
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -182,7 +183,7 @@ def test_one_bad_compacted_record_is_one_error_row() -> None:
         }
     )
     part = Partition(TOPIC, 2, [], Ledger(9, 3, 0, None))
-    out = pa.concat_tables(list(_cluster.read._compacted_entries(records, part)))
+    out = pa.concat_tables(list(_cluster.read.compacted_entries(records, part)))
     ok = out.filter(pa.compute.is_null(out["error"]))
     assert sorted(zip(ok["ledger_id"].to_pylist(), ok["entry_id"].to_pylist())) == [(5, 0), (5, 1)]
     bad = out.filter(pa.compute.is_valid(out["error"]))
@@ -284,3 +285,21 @@ def test_secrets_stay_out_of_spark_plans(spark, capsys) -> None:
             assert df.count() == 3
     for secret in SECRETS:
         assert secret not in plans
+
+
+def test_bookie_client_options_are_checked_when_built_and_pickle() -> None:
+    o = _native.BookieClientOptions()
+    assert (o.timeout_ms, o.connect_timeout_ms, o.pipeline_depth, o.max_frame_bytes) == (30_000, 5_000, 64, 5_308_416)
+    assert o == _native.BookieClientOptions(timeout_ms=None) != _native.BookieClientOptions(timeout_ms=1)
+    assert repr(_native.BookieClientOptions(pipeline_depth=8)) == (
+        "BookieClientOptions(timeout_ms=30000, connect_timeout_ms=5000, pipeline_depth=8, max_frame_bytes=5308416)"
+    )
+    shipped = _native.BookieClientOptions(timeout_ms=1500)
+    assert pickle.loads(pickle.dumps(shipped)) == shipped
+    with pytest.raises(pe.OptionsError, match="must be positive, max_frame_bytes at least 64"):
+        _native.BookieClientOptions(max_frame_bytes=63)
+    with pytest.raises(OverflowError):
+        _native.BookieClientOptions(timeout_ms=-1)
+    _native.BookieReader({}, options=shipped)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'timeout_ms'"):
+        _native.BookieReader({}, timeout_ms=1)  # type: ignore[call-arg]

@@ -217,7 +217,7 @@ def _payload(rng: random.Random, size: int) -> bytes:
     return rng.randbytes(size)
 
 
-def _messages(rng: random.Random, count: int, first_seq: int) -> list[dict]:
+def decode_entries(rng: random.Random, count: int, first_seq: int) -> list[dict]:
     """A deterministic mix: string/binary/no keys, null and empty values, properties, ordering keys."""
     msgs = []
     for i in range(count):
@@ -251,7 +251,7 @@ def _our_entries() -> list[dict]:
             ("batch-broker-metadata", True, 8, True, 1_700_000_000_500 + len(specs), 1_000 + len(specs)),
         ]
         for shape, batch, count, checksum, broker_ts, broker_index in shapes:
-            msgs = _messages(rng, count, seq)
+            msgs = decode_entries(rng, count, seq)
             if shape == "single-big":
                 msgs[0]["value"] = _payload(rng, 90_000)
             seq += count

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pulsar_entries as pe
-from pulsar_entries import offload
+from pulsar_entries import _native, offload
 from pulsar_entries._sample import generate_topic
 
 from support.java_harness import run_harness
@@ -432,3 +433,19 @@ def test_streaming_objects_we_write_parse_in_pulsar(pulsar_read):
     assert all(h["header_length"] == 128 for h in res["headers"])
     assert {h["ledger_id"] for h in res["headers"]} == set(ledgers)
     assert len(res["headers"]) == len(res["index"]["blocks"]) > 3
+
+
+def test_offload_options_are_checked_when_built_and_pickle() -> None:
+    o = _native.OffloadOptions()
+    assert (o.block_size, o.managed_ledger_name, o.ensemble) == (None, offload.DEFAULT_MANAGED_LEDGER, None)
+    assert (offload.DEFAULT_BLOCK_SIZE, offload.DEFAULT_STREAMING_BLOCK_SIZE) == (64 << 20, 5 << 20)
+    shipped = _native.OffloadOptions(block_size=1 << 20, ensemble=["b:1"], write_quorum=1)
+    assert pickle.loads(pickle.dumps(shipped)) == shipped != o
+    assert repr(shipped).startswith("OffloadOptions(block_size=1048576, managed_ledger_name='public/default/")
+    for bad, message in (
+        ({"block_size": 1 << 31}, "exceeds"),
+        ({"ensemble": []}, "at least one bookie"),
+        ({"ack_quorum": 0}, "must be positive"),
+    ):
+        with pytest.raises(pe.OptionsError, match=message):
+            _native.OffloadOptions(**bad)

@@ -35,11 +35,11 @@ from .layout import TopicLayout as TopicLayout
 from .layout import resolve_topic as resolve_topic
 from .read import ENTRY_SCHEMA as ENTRY_SCHEMA
 from .read import NO_METADATA as NO_METADATA
-from .read import _offloaded_uuid as _offloaded_uuid
-from .read import _read_ledger as _read_ledger
 from .read import iter_layout as iter_layout
 from .read import iter_topic as iter_topic
+from .read import offloaded_uuid as offloaded_uuid
 from .read import read_layout as read_layout
+from .read import read_ledger as read_ledger
 from .read import read_topic as read_topic
 from .read import topic_layout as topic_layout
 from .stores import MetadataStore as MetadataStore

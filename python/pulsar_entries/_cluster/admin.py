@@ -309,7 +309,7 @@ def _looks_like_address(bookie: str) -> bool:
 
 def _admin_ledger(ledger_id: int, entries: int, size: int, text: Any, password: bytes, offload: Any) -> Ledger:
     node = None if not text else _native.ledger_node_from_text(ledger_id, text, password)
-    info = {} if node is None else _native.ledger_metadata(ledger_id, node)
+    info: dict[str, Any] = {} if node is None else dict(_native.ledger_metadata(ledger_id, node))
     return Ledger(ledger_id, entries, size, node, info, offload)
 
 

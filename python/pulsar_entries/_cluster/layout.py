@@ -71,21 +71,16 @@ class TopicLayout:
     bookies: dict[str, str]
 
 
-def _ledger(store: MetadataStore, ledger_id: int, entries: int = 0, size: int = 0, offload: Any = None) -> Ledger:
-    node = store.get(_native.ledger_path(ledger_id))
-    info = {} if node is None else _native.ledger_metadata(ledger_id, node)
-    return Ledger(ledger_id, entries, size, node, info, offload)
-
-
-def _bookie_addresses(store: MetadataStore, ids: set[str]) -> dict[str, str]:
-    out = {}
-    for bookie in sorted(ids):
-        node = store.get(f"/ledgers/available/{bookie}")
-        if node is None:
-            node = store.get(f"/ledgers/available/readonly/{bookie}")
-        # Not registered (down, or never registered): the id itself may be host:port.
-        out[bookie] = bookie if node is None else _native.bookie_address(bookie, node)
-    return out
+def ledger_of(record: _native.LedgerRecord) -> Ledger:
+    """A native ledger record as a :class:`Ledger`."""
+    return Ledger(
+        record.ledger_id,
+        record.entries,
+        record.size,
+        record.metadata,
+        dict(record.info or {}),
+        None if record.offload is None else dict(record.offload),
+    )
 
 
 def select_partitions(
@@ -103,63 +98,20 @@ def select_partitions(
 
 
 def resolve_topic(topic: str, store: MetadataStore, *, partitions: Sequence[int] | None = None) -> TopicLayout:
-    """A topic's partitions, ledgers, compacted ledger and bookies, read from the store."""
-    paths = _native.topic_paths(topic)
-    names: list[tuple[str, int]]
-    if paths["partition"] is not None:
-        names = [(paths["topic"], paths["partition"])]
-    else:
-        node = store.get(paths["partitioned_metadata"])
-        if node is None:
-            names = [(paths["topic"], -1)]
-        else:
-            n = check_partition_count(
-                paths["topic"], _native.partition_count(node), f"the partition count at {paths['partitioned_metadata']}"
-            )
-            names = [(_native.partition_name(paths["topic"], i), i) for i in range(n)]
-    names = select_partitions(paths["topic"], names, partitions)
-    parts = []
-    for name, index in names:
-        p = _native.topic_paths(name)
-        node = store.get(p["managed_ledger"])
-        if node is None:
-            raise LookupError(f"unknown topic {name}: no managed ledger at {p['managed_ledger']}")
-        ml = _native.managed_ledger_info(node)
-        ledgers = [_ledger(store, x["ledger_id"], x["entries"], x["size"], x["offload"]) for x in ml["ledgers"]]
-        parts.append(Partition(name, index, ledgers, *_compacted(store, p["compaction_cursor"])))
-    ids = {
-        b
-        for part in parts
-        for led in [*part.ledgers, part.compacted]
-        if led is not None
-        for _, ens in led.info.get("ensembles", [])
-        for b in ens
-    }
-    return TopicLayout(paths["topic"], parts, _bookie_addresses(store, ids))
-
-
-def _compacted(store: MetadataStore, cursor_path: str) -> tuple[Ledger | None, tuple[int, int] | None]:
-    """The compacted ledger and the horizon, from the ``__compaction`` cursor."""
-    node = store.get(cursor_path)
-    if node is None:
-        return None, None
-    ledger_id, horizon, cursor_ledger = _native.compacted_ledger(node)
-    if cursor_ledger >= 0:
-        # The cursor ledger's last entry holds the authoritative position and properties.
-        cl = _ledger(store, cursor_ledger)
-        if cl.metadata is not None:
-            reader = _native.BookieReader(_bookie_addresses(store, {b for _, e in cl.info["ensembles"] for b in e}))
-            try:
-                last = reader.last_readable(cursor_ledger, cl.metadata)
-            except OSError:
-                # No bookie answers (a stopped cluster read from its files): the node's
-                # own snapshot of the position and properties is what there is.
-                last = -1
-            if last >= 0:
-                rows = reader.read_ledger(cursor_ledger, cl.metadata, last, last)
-                data = rows.column("data")[0].as_py()
-                if data is not None:
-                    ledger_id, horizon, _ = _native.compacted_ledger(node, data)
-    if ledger_id is None:
-        return None, None
-    return _ledger(store, ledger_id), horizon
+    """A topic's partitions, ledgers, compacted ledger and bookies, read from the store
+    in one native walk (which calls back ``store.get``; an exception it raises propagates
+    as it is). The compaction horizon comes from the ``__compaction`` cursor's own ledger
+    when a bookie serves its last entry, else from the cursor node's snapshot."""
+    wanted = None if partitions is None else list(partitions)
+    r = _native.resolve_topic(topic, store, partitions=wanted)
+    parts = [
+        Partition(
+            p.topic,
+            p.partition,
+            [ledger_of(x) for x in p.ledgers],
+            None if p.compacted is None else ledger_of(p.compacted),
+            p.horizon,
+        )
+        for p in r.partitions
+    ]
+    return TopicLayout(r.topic, parts, dict(r.bookies))

@@ -39,11 +39,11 @@ def _offload_where(offload: dict[str, Any]) -> str:
     """The offload driver and its properties when known (the metadata store
     has them), else the object name's offload id (all the admin REST API gives)."""
     if offload.get("driver") is None:
-        return f"offload id {_offloaded_uuid(offload)}"
+        return f"offload id {offloaded_uuid(offload)}"
     return f"driver {offload.get('driver')!r}, properties {offload.get('driver_properties')}"
 
 
-def _offloaded_uuid(offload: dict[str, Any]) -> str:
+def offloaded_uuid(offload: dict[str, Any]) -> str:
     if offload.get("uuid"):
         return str(uuid.UUID(offload["uuid"]))
     mask = (1 << 64) - 1
@@ -53,7 +53,7 @@ def _offloaded_uuid(offload: dict[str, Any]) -> str:
 def offload_path(led: Ledger, prefix: str) -> str:
     """The data object of an offloaded ledger under ``prefix`` (its index is this plus ``-index``)."""
     assert led.offload is not None
-    name = f"{_offloaded_uuid(led.offload)}-ledger-{led.ledger_id}"
+    name = f"{offloaded_uuid(led.offload)}-ledger-{led.ledger_id}"
     return f"{prefix.rstrip('/')}/{name}" if prefix else name
 
 
@@ -64,13 +64,13 @@ def from_offload(led: Ledger, fs: Any) -> bool:
     return off is not None and (led.metadata is None or bool(off.get("bookkeeper_deleted")) or fs is not None)
 
 
-def _with_partition(batch: Any, partition: int) -> pa.Table:
+def with_partition(batch: Any, partition: int) -> pa.Table:
     t = pa.table(batch) if not isinstance(batch, pa.Table) else batch
     t = t.add_column(2, "partition", pa.array([partition] * t.num_rows, pa.int32()))
     return t.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
 
 
-def _error_rows(ledger_id: int, partition: int, message: str) -> pa.Table:
+def error_rows(ledger_id: int, partition: int, message: str) -> pa.Table:
     return pa.table(
         {"ledger_id": [ledger_id], "entry_id": [-1], "partition": [partition], "data": [None], "error": [message]},
         schema=ENTRY_SCHEMA,
@@ -116,15 +116,15 @@ def iter_layout(
         lower = start
         if read_compacted and part.compacted is not None and part.compacted.metadata is None:
             # A compacted view without its compacted ledger would silently be the whole topic.
-            yield _error_rows(
+            yield error_rows(
                 part.compacted.ledger_id,
                 part.partition,
                 f"compacted ledger {part.compacted.ledger_id}: {NO_METADATA}",
             )
         if read_compacted and part.compacted is not None and part.compacted.metadata is not None:
             for records in _ledger_windows(part.compacted, part.partition, reader, 0, None, window):
-                yield from _compacted_entries(records, part)
-            horizon = part.horizon or _compacted_to(part.compacted)
+                yield from compacted_entries(records, part)
+            horizon = part.horizon or compacted_to(part.compacted)
             if horizon is not None:
                 after = (horizon[0], horizon[1] + 1)
                 lower = after if lower is None else max(lower, after)
@@ -148,18 +148,18 @@ def iter_layout(
 def _read_ledger_windows(
     led: Ledger, partition: int, reader: Any, first: int, last: int | None, fs: Any, prefix: str, window: int
 ) -> Iterator[pa.Table]:
-    """:func:`_read_ledger` in tables of about ``window`` bytes of entries."""
+    """:func:`read_ledger` in tables of about ``window`` bytes of entries."""
     if from_offload(led, fs):
         if fs is not None:
             yield from _offloaded_windows(led, partition, first, last, fs, prefix, window)
             return
-        yield _read_ledger(led, partition, reader, first, last, fs, prefix)
+        yield read_ledger(led, partition, reader, first, last, fs, prefix)
         return
     if led.metadata is None:
-        yield _error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: {NO_METADATA}")
+        yield error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: {NO_METADATA}")
         return
     for batch in _ledger_windows(led, partition, reader, first, last, window):
-        yield _with_partition(batch, partition)
+        yield with_partition(batch, partition)
 
 
 def _ledger_windows(
@@ -174,19 +174,19 @@ def _ledger_windows(
         try:
             yield pa.table(reader.read_ledger(led.ledger_id, led.metadata, first, last))
         except OSError as e:
-            yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
+            yield error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
         return
     try:
         bound, conflict = reader.bounded_last(led.ledger_id, led.metadata, led.entries if led.entries > 0 else None)
     except OSError as e:
-        yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
+        yield error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
         return
     stop = bound if last is None else min(last, bound)
     for table, _ in bookie_windows(led, partition, reader, first, stop, window):
         yield table
     if conflict is not None and (last is None or last > bound):
         yield (
-            _error_rows(led.ledger_id, partition, conflict)
+            error_rows(led.ledger_id, partition, conflict)
             .drop_columns(["partition"])
             .set_column(1, "entry_id", pa.array([bound + 1], pa.int64()))
         )
@@ -205,7 +205,7 @@ def bookie_windows(
         try:
             batch, nxt = reader.read_window(led.ledger_id, led.metadata, nxt, stop, max_bytes)
         except OSError as e:
-            yield _error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"]), True
+            yield error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"]), True
             return
         table = pa.table(batch)
         yield table, nxt is None and table.num_rows > 0 and table["entry_id"][-1].as_py() < stop
@@ -223,7 +223,7 @@ def _offloaded_windows(
         blocks = list_blocks(path + "-index", ledger_id=led.ledger_id, filesystem=fs)
     except Exception:
         # No index, or one that cannot be read: the whole-object read reports it.
-        yield _read_ledger(led, partition, None, first, last, fs, prefix)
+        yield read_ledger(led, partition, None, first, last, fs, prefix)
         return
     hi = last if last is not None else 2**63 - 1
     wanted = [b for b in blocks if b.first_entry_id <= hi and (b.last_entry_id is None or b.last_entry_id >= first)]
@@ -234,18 +234,18 @@ def _offloaded_windows(
                 data = f.read_at(hi_off - lo_off, lo_off)
             table = read_blocks(data, run, ledger_id=led.ledger_id, first_entry=first, last_entry=last)
         except OSError as e:
-            yield _error_rows(led.ledger_id, partition, f"offloaded ledger {led.ledger_id} at {path}: {e}")
+            yield error_rows(led.ledger_id, partition, f"offloaded ledger {led.ledger_id} at {path}: {e}")
             continue
-        yield _with_partition(table, partition)
+        yield with_partition(table, partition)
 
 
-def _read_ledger(
+def read_ledger(
     led: Ledger, partition: int, reader: Any, first: int, last: int | None, fs: Any, prefix: str
 ) -> pa.Table:
     off = led.offload
     if off is not None and from_offload(led, fs):
         if fs is None:
-            return _error_rows(
+            return error_rows(
                 led.ledger_id,
                 partition,
                 f"ledger {led.ledger_id} is offloaded ({_offload_where(off)}) and no offload_filesystem was given",
@@ -258,18 +258,18 @@ def _read_ledger(
                 path, filesystem=fs, ledger_id=led.ledger_id, first_entry=first, last_entry=last
             )
         except OSError as e:
-            return _error_rows(led.ledger_id, partition, f"offloaded ledger {led.ledger_id} at {path}: {e}")
-        return _with_partition(table, partition)
+            return error_rows(led.ledger_id, partition, f"offloaded ledger {led.ledger_id} at {path}: {e}")
+        return with_partition(table, partition)
     if led.metadata is None:
-        return _error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: {NO_METADATA}")
+        return error_rows(led.ledger_id, partition, f"ledger {led.ledger_id}: {NO_METADATA}")
     try:
         batch = reader.read_ledger(led.ledger_id, led.metadata, first, last)
     except OSError as e:
-        return _error_rows(led.ledger_id, partition, str(e))
-    return _with_partition(batch, partition)
+        return error_rows(led.ledger_id, partition, str(e))
+    return with_partition(batch, partition)
 
 
-def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
+def compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
     """The compacted ledger's records as topic entries (their original ids). A record that
     cannot be read is one error row (its place in the compacted ledger, and why)."""
     from .._compaction import from_ledger_records
@@ -307,10 +307,10 @@ def _compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
             )
         yield entries.filter(ok).select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
     if bad.num_rows:
-        yield _with_partition(bad, part.partition)
+        yield with_partition(bad, part.partition)
 
 
-def _compacted_to(compacted: Ledger) -> tuple[int, int] | None:
+def compacted_to(compacted: Ledger) -> tuple[int, int] | None:
     """The compacted ledger's ``pulsar/compactedTo``: the last message compaction
     kept, a lower bound of the horizon when the cursor does not give it."""
     raw = compacted.info.get("custom_metadata", {}).get("pulsar/compactedTo")
@@ -411,7 +411,7 @@ def read_topic(
         schema = topic_schemas(
             topic, metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token, timeout=timeout
         )
-    return typed_messages(_messages(entries), schema, value_column=value_column)
+    return typed_messages(entries_to_messages(entries), schema, value_column=value_column)
 
 
 def iter_topic(
@@ -485,7 +485,7 @@ def _single_chunks(table: pa.Table) -> pa.Table:
     return table if all(c.num_chunks <= 1 for c in table.columns) else table.combine_chunks()
 
 
-def _messages(entries: pa.Table, **decode_options: Any) -> pa.Table:
+def entries_to_messages(entries: pa.Table, **decode_options: Any) -> pa.Table:
     """Entries decoded and chunks reassembled; an entry the read could not
     get becomes one row with its read error (after the decoded rows)."""
     import pyarrow.compute as pc
@@ -602,9 +602,11 @@ def _layout_tables(
         ledgers = [led for p in layout.partitions for led in [*p.ledgers, p.compacted] if led is not None]
         reader = BookieFiles(bookie_dirs, ledgers)
         if reader.errors.num_rows:
-            yield _with_partition(reader.errors, -1)
+            yield with_partition(reader.errors, -1)
     else:
-        reader = _native.BookieReader(layout.bookies, timeout_ms=max(1, int(timeout * 1000)))
+        reader = _native.BookieReader(
+            layout.bookies, options=_native.BookieClientOptions(timeout_ms=max(1, int(timeout * 1000)))
+        )
         if deadline is not None:
             reader.set_deadline(deadline)
     for table in iter_layout(

@@ -32,14 +32,14 @@ from .layout import Ledger, Partition, TopicLayout
 from .read import (
     ENTRY_SCHEMA,
     NO_METADATA,
-    _compacted_entries,
-    _compacted_to,
-    _error_rows,
-    _read_ledger,
-    _with_partition,
     bookie_windows,
+    compacted_entries,
+    compacted_to,
+    error_rows,
     from_offload,
     offload_path,
+    read_ledger,
+    with_partition,
 )
 
 #: Entries a range reads from a bookie per request and decodes at once (the entries of
@@ -225,7 +225,7 @@ def plan_ranges(
         ranges: list[list[Segment]] = []
         if read_compacted and part.compacted is not None:
             ranges.append([Segment(part.compacted, 0, None, compacted=True)])
-            horizon = part.horizon or (_compacted_to(part.compacted) if part.compacted.metadata else None)
+            horizon = part.horizon or (compacted_to(part.compacted) if part.compacted.metadata else None)
             if horizon is not None:
                 after = (horizon[0], horizon[1] + 1)
                 lower = after if lower is None else max(lower, after)
@@ -329,7 +329,7 @@ def open_reader(
     """The ledger source of a task: the bookies, or the bookies' files."""
     if bookie_dirs is not None:
         return BookieFiles(bookie_dirs, rng_ledgers)
-    return _native.BookieReader(dict(bookies), timeout_ms=int(timeout * 1000))
+    return _native.BookieReader(dict(bookies), options=_native.BookieClientOptions(timeout_ms=int(timeout * 1000)))
 
 
 def _segment_tables(seg: Segment, partition: int, reader: Any, fs: Any, prefix: str, step: int) -> Iterator[pa.Table]:
@@ -337,18 +337,18 @@ def _segment_tables(seg: Segment, partition: int, reader: Any, fs: Any, prefix: 
     led = seg.ledger
     if seg.compacted:
         if led.metadata is None:
-            yield _error_rows(led.ledger_id, partition, f"compacted ledger {led.ledger_id}: {NO_METADATA}")
+            yield error_rows(led.ledger_id, partition, f"compacted ledger {led.ledger_id}: {NO_METADATA}")
             return
         try:
             records = reader.read_ledger(led.ledger_id, led.metadata)
         except OSError as e:
-            yield _error_rows(led.ledger_id, partition, str(e))
+            yield error_rows(led.ledger_id, partition, str(e))
             return
         fake = Partition("", partition, [])
-        yield from _compacted_entries(records, fake)
+        yield from compacted_entries(records, fake)
         return
     if seg.last is None or from_offload(led, fs) or led.metadata is None or not hasattr(reader, "read_window"):
-        yield _read_ledger(led, partition, reader, seg.first, seg.last, fs, prefix)
+        yield read_ledger(led, partition, reader, seg.first, seg.last, fs, prefix)
         return
     lo = seg.first
     while lo <= seg.last:
@@ -366,7 +366,7 @@ def _bookie_slice(led: Ledger, partition: int, reader: Any, lo: int, hi: int) ->
     """Entries ``lo..=hi`` of a bookie ledger, and whether the read ended before ``hi``."""
     tables = []
     for table, ended in bookie_windows(led, partition, reader, lo, hi, SLICE_BYTES):
-        tables.append(_with_partition(table, partition))
+        tables.append(with_partition(table, partition))
         if ended:
             return pa.concat_tables(tables), True
     return (pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()), False
@@ -462,7 +462,7 @@ def scan_range(
         try:
             reader = open_reader(ledgers, rng.bookies, bookie_dirs, timeout)
         except (OSError, ValueError) as e:
-            yield decode_entries(_error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e)), options)
+            yield decode_entries(error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e)), options)
             return
     fs, prefix = offload_filesystem, offload_prefix
     chunk_opts: dict[str, Any] = dict(

@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import struct
 import urllib.parse
+from collections.abc import Mapping
 from typing import Any
 
 import pulsar_entries._native as _native
 
 from .admin import AdminRest, _Answer
-from .layout import _bookie_addresses, _ledger
+from .layout import ledger_of
 from .stores import MetadataStore
 
 
@@ -37,12 +38,12 @@ def registry_versions(topic: str, store: MetadataStore, *, timeout: float = 30.0
     if node is None:
         raise LookupError(f"topic {paths['base']} has no schema in the registry (no node at {paths['schema']})")
     locations = _native.schema_locations(node)
-    ledgers = {lid: _ledger(store, lid) for lid in sorted({lid for _, lid, _ in locations})}
+    records, bookies = _native.resolve_ledgers(sorted({lid for _, lid, _ in locations}), store)
+    ledgers = {r.ledger_id: ledger_of(r) for r in records}
     missing = [lid for lid, led in ledgers.items() if led.metadata is None]
     if missing:
         raise LookupError(f"topic {paths['base']}: schema ledgers {missing} have no metadata in the store")
-    ids = {b for led in ledgers.values() for _, ens in led.info.get("ensembles", []) for b in ens}
-    reader = _native.BookieReader(_bookie_addresses(store, ids), timeout_ms=int(timeout * 1000))
+    reader = _native.BookieReader(bookies, options=_native.BookieClientOptions(timeout_ms=int(timeout * 1000)))
     out = []
     for version, lid, eid in locations:
         led = ledgers[lid]
@@ -58,7 +59,7 @@ def registry_versions(topic: str, store: MetadataStore, *, timeout: float = 30.0
     return out
 
 
-def _version(d: dict[str, Any]) -> dict[str, Any]:
+def _version(d: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "version": int(d["version"]),
         "type": str(d["type"]),

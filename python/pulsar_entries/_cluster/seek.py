@@ -13,12 +13,12 @@ import pyarrow.compute as pc
 import pulsar_entries._native as _native
 
 from .layout import Ledger
-from .read import _read_ledger
+from .read import read_ledger
 from .scan import ReadCounter, Segment
 
 
 def _probe_time(led: Ledger, entry: int, partition: int, reader: Any, column: str, fs: Any, prefix: str) -> int | None:
-    table = _read_ledger(led, partition, reader, entry, entry, fs, prefix)
+    table = read_ledger(led, partition, reader, entry, entry, fs, prefix)
     good = table.filter(pc.is_valid(table["data"]))
     if good.num_rows == 0:
         return None

@@ -131,10 +131,12 @@ def decode_typed(
     """Entries decoded (chunks reassembled) with the schema as typed columns, in process; one
     Parquet file, inside the directory when the engine writes directories."""
     from .. import schemas
-    from .._cluster.read import _messages
+    from .._cluster.read import entries_to_messages
     from ._engines import read_entries
 
-    table = schemas.typed(_messages(read_entries(src, keep_errors=True), **options), schema, value_column=not no_value)
+    table = schemas.typed(
+        entries_to_messages(read_entries(src, keep_errors=True), **options), schema, value_column=not no_value
+    )
     if directory:
         out.mkdir(parents=True, exist_ok=True)
         out = out / "part-00000.parquet"

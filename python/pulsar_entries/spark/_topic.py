@@ -126,7 +126,9 @@ def plan(
         reader = (
             None
             if opts.bookie_dirs is not None
-            else _native.BookieReader(layout.bookies, timeout_ms=int(opts.timeout * 1000))
+            else _native.BookieReader(
+                layout.bookies, options=_native.BookieClientOptions(timeout_ms=int(opts.timeout * 1000))
+            )
         )
         bounds: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
         empty: set[int] = set()

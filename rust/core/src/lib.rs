@@ -21,7 +21,8 @@
 //!    position), [`offload`] (tiered-storage offload objects ↔ entries),
 //!    [`seek`] (seek by broker time and by continuous offset),
 //!    [`bookkeeper`] (a read-only BookKeeper client and bookie files →
-//!    entries): the operations and storage readers, independent of each other.
+//!    entries): the operations and storage readers, independent of each other;
+//! 6. [`layout`]: a topic's storage layout, resolved from its metadata store.
 
 pub mod bookkeeper;
 pub mod calls;
@@ -31,6 +32,7 @@ pub mod decode;
 pub mod error;
 pub mod format;
 pub mod kwargs;
+pub mod layout;
 pub mod metadata_store;
 pub mod offload;
 pub mod options;

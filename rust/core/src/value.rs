@@ -2,10 +2,8 @@
 //! bytes), so that every binding converts them with one generic function:
 //! an entry's MessageMetadata, an offload index, block lists. A dict keeps
 //! only the fields that are present, in a fixed order. [`input`] parses the
-//! other direction: a binding's inputs as a value tree; [`cluster`] gives a
-//! live cluster's metadata.
+//! other direction: a binding's inputs as a value tree.
 
-pub mod cluster;
 pub mod input;
 
 use std::borrow::Cow;

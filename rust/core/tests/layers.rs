@@ -33,6 +33,7 @@ const LAYERS: &[&[&str]] = &[
         "stamp",
         "schema",
     ],
+    &["layout"],
     &["options", "pass", "value"],
     &["kwargs"],
     &["calls"],

@@ -90,32 +90,6 @@ functions! {
     encode_kafka_control_batch "(commit, *, producer_id, producer_epoch=0, base_offset=0, timestamp=None, coordinator_epoch=0)";
     /// Wraps Kafka record batches into a stored entry as KoP's `kafka` entry format does.
     encode_kop_entry "(batches, *, publish_time=None)";
-    /// A topic's names and metadata-store paths.
-    topic_paths "(topic)";
-    /// The name of one partition of a topic.
-    partition_name "(topic, index)";
-    /// A RocksDB metadata-store value without its header.
-    strip_rocksdb_header "(value)";
-    /// A managed ledger's node: its ledgers and properties.
-    managed_ledger_info "(node)";
-    /// (compacted ledger, horizon, cursor ledger) of a compaction cursor's node.
-    compacted_ledger "(cursor_node, last_position_entry=None)";
-    /// A partitioned topic's partition count.
-    partition_count "(node)";
-    /// A bookie's address from its registration node.
-    bookie_address "(bookie_id, node)";
-    /// A ledger's metadata node.
-    ledger_metadata "(ledger_id, node)";
-    /// A ledger's metadata node from BookKeeper's text form.
-    ledger_node_from_text "(ledger_id, text, password=b'')";
-    /// A ledger's metadata-store path.
-    ledger_path "(ledger_id, root='/ledgers')";
-    /// (version, ledger, entry) of each stored schema version.
-    schema_locations "(node)";
-    /// One stored schema version.
-    schema_entry "(version, data)";
-    /// What an offload object's name says, or None.
-    parse_offload_name "(name)";
     /// The entries with broker entry metadata stamped as the broker's interceptors would.
     stamp "(entries, *, start_index=-1, timestamps=None, index=True, timestamp=True)";
     /// Pulsar's seek by timestamp (ms): (row, ledger, entry, batch index, entries read).

@@ -8,14 +8,102 @@ use std::time::{Duration, Instant};
 
 use pulsar_entries_core::bookkeeper::files::{read_bookie_with, LedgerDirFiles};
 use pulsar_entries_core::bookkeeper::{
-    entries_batch, BookKeeperError, BookieClient, LedgerMetadata,
+    entries_batch, BookKeeperError, BookieClient, ClientOptions, LedgerMetadata,
 };
 use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
 
-use crate::convert::{with_kwargs, KwDict};
 use crate::errors::{detach, Error, Result};
 use crate::pass::Failure;
+use pyo3::types::IntoPyDict;
+
+const D: ClientOptions = ClientOptions::DEFAULT;
+
+/// How a [`BookieReader`] talks to bookies: the core's `ClientOptions`,
+/// checked when built.
+#[pyclass(frozen, get_all, eq, module = "pulsar_entries._native")]
+#[derive(PartialEq, Clone)]
+pub struct BookieClientOptions {
+    timeout_ms: u64,
+    connect_timeout_ms: u64,
+    pipeline_depth: usize,
+    max_frame_bytes: usize,
+}
+
+/// The fields of an options class, in its signature's order.
+const FIELDS: &[&str] = &[
+    "timeout_ms",
+    "connect_timeout_ms",
+    "pipeline_depth",
+    "max_frame_bytes",
+];
+
+/// `Class(field=value, ...)`: an options object's repr, its `fields` read back.
+pub fn options_repr(o: &Bound<'_, PyAny>, fields: &[&str]) -> PyResult<String> {
+    let each = |f: &&str| Ok(format!("{f}={}", o.getattr(*f)?.repr()?));
+    let shown = fields.iter().map(each).collect::<PyResult<Vec<_>>>()?;
+    Ok(format!("{}({})", o.get_type().name()?, shown.join(", ")))
+}
+
+/// How an options object pickles: `functools.partial(type(o), **fields)()`.
+pub fn options_reduce<'py>(
+    o: &Bound<'py, PyAny>,
+    fields: &[&str],
+) -> PyResult<(Bound<'py, PyAny>, ())> {
+    let py = o.py();
+    let kw = fields
+        .iter()
+        .map(|f| Ok((*f, o.getattr(*f)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let partial = py.import("functools")?.getattr("partial")?;
+    Ok((
+        partial.call((o.get_type(),), Some(&kw.into_py_dict(py)?))?,
+        (),
+    ))
+}
+
+impl BookieClientOptions {
+    fn core(&self) -> Result<ClientOptions> {
+        let (t, c) = (self.timeout_ms, self.connect_timeout_ms);
+        Ok(ClientOptions::try_new(
+            t,
+            c,
+            self.pipeline_depth,
+            self.max_frame_bytes,
+        )?)
+    }
+}
+
+#[pymethods]
+impl BookieClientOptions {
+    /// `None`: the core's default.
+    #[new]
+    #[pyo3(signature = (*, timeout_ms=None, connect_timeout_ms=None, pipeline_depth=None, max_frame_bytes=None))]
+    fn new(
+        timeout_ms: Option<u64>,
+        connect_timeout_ms: Option<u64>,
+        pipeline_depth: Option<usize>,
+        max_frame_bytes: Option<usize>,
+    ) -> Result<Self> {
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        let o = Self {
+            timeout_ms: timeout_ms.unwrap_or(ms(D.request_timeout)),
+            connect_timeout_ms: connect_timeout_ms.unwrap_or(ms(D.connect_timeout)),
+            pipeline_depth: pipeline_depth.unwrap_or(D.pipeline_depth),
+            max_frame_bytes: max_frame_bytes.unwrap_or(D.max_frame_bytes),
+        };
+        o.core()?;
+        Ok(o)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        options_repr(slf.as_any(), FIELDS)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, ())> {
+        options_reduce(slf.as_any(), FIELDS)
+    }
+}
 
 /// The read-only BookKeeper client. Every call releases the GIL; while it
 /// waits it checks for signals (Ctrl-C) at least every 200 ms and stops with
@@ -57,11 +145,13 @@ impl BookieReader {
 
 #[pymethods]
 impl BookieReader {
-    /// `options` are [`Kwargs::bookie_client`]'s.
     #[new]
-    #[pyo3(signature = (bookies=None, **options))]
-    fn new(bookies: Option<HashMap<String, String>>, options: Option<KwDict>) -> Result<Self> {
-        let opts = with_kwargs("BookieReader", options, |kw| kw.bookie_client())?;
+    #[pyo3(signature = (bookies=None, *, options=None))]
+    fn new(
+        bookies: Option<HashMap<String, String>>,
+        options: Option<PyRef<BookieClientOptions>>,
+    ) -> Result<Self> {
+        let opts = options.map_or(Ok(D), |o| o.core())?;
         let client = BookieClient::with_addresses(opts, bookies.unwrap_or_default());
         Ok(Self {
             client: Mutex::new(client),
@@ -149,7 +239,7 @@ impl BookieReader {
 
 /// Asks Python for pending signals (Ctrl-C) from a thread that released the
 /// GIL; the handler's exception is kept in `signal` and the answer is `true`.
-fn signal_check(signal: Failure) -> impl Fn() -> bool + Send + Sync {
+pub fn signal_check(signal: Failure) -> impl Fn() -> bool + Send + Sync {
     move || {
         Python::attach(|py| match py.check_signals() {
             Ok(()) => false,

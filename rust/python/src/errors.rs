@@ -69,7 +69,6 @@ from_core! {
     EntryError => "EntryFormatError",
     LookupError => "EntryFormatError",
     StampError => "EntryFormatError",
-    MetadataError => "DataError",
     BookKeeperError => "DataError",
     SchemaError => "EntryFormatError",
 }
@@ -85,6 +84,18 @@ impl From<OffloadError> for Error {
             (_, kind) => kind,
         };
         Error::Raise(class_of(kind, "OffloadFormatError"), e.to_string())
+    }
+}
+
+/// A node that must exist and does not (an unknown topic) is Python's `LookupError`.
+impl From<MetadataError> for Error {
+    fn from(e: MetadataError) -> Self {
+        match e {
+            MetadataError::Missing(text) => {
+                Error::Py(pyo3::exceptions::PyLookupError::new_err(text))
+            }
+            e => Error::Raise(class_of(e.kind(), "DataError"), e.to_string()),
+        }
     }
 }
 

@@ -20,6 +20,7 @@ mod compaction;
 mod convert;
 mod entry;
 mod errors;
+mod metadata;
 mod offload;
 mod pass;
 mod processors;
@@ -36,7 +37,7 @@ mod _native {
     #[pymodule_export]
     use chunks::{finish_leftovers, reassemble_partition, PartitionReassembler};
     #[pymodule_export]
-    use cluster::{read_bookie_dirs, BookieReader};
+    use cluster::{read_bookie_dirs, BookieClientOptions, BookieReader};
     #[pymodule_export]
     use compaction::{
         last_batch_indexes, CompactorPy, NativeStrategy, StrategicFolder, StrategicPartitionPass,
@@ -45,15 +46,39 @@ mod _native {
     #[pymodule_export]
     use entry::{decode, entry_metadata};
     #[pymodule_export]
+    use metadata::{
+        ledger_metadata, ledger_node_from_text, parse_offload_name, partition_name,
+        resolve_ledgers, resolve_topic, schema_entry, schema_locations, strip_rocksdb_header,
+        topic_paths, LayoutRecord, LedgerRecord, PartitionRecord,
+    };
+    #[pymodule_export]
     use offload::{
         offload_blocks, parse_offload_index, read_offload_blocks, read_offload_object,
-        write_offload_ledger, write_offload_streaming,
+        write_offload_ledger, write_offload_streaming, OffloadOptions,
     };
     #[pymodule_export]
     use typed::typed_decode;
 
     #[pymodule_export]
     const DEFAULT_MAX_UNCOMPRESSED_SIZE: usize = pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE;
+
+    // The defaults of `BookieClientOptions` and `OffloadOptions`, named in the stub.
+    use pulsar_entries_core::bookkeeper::ClientOptions as Bk;
+    use pulsar_entries_core::offload::OffloadOptions as Off;
+    #[pymodule_export]
+    const DEFAULT_BOOKIE_TIMEOUT_MS: u64 = Bk::DEFAULT.request_timeout.as_millis() as u64;
+    #[pymodule_export]
+    const DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS: u64 = Bk::DEFAULT.connect_timeout.as_millis() as u64;
+    #[pymodule_export]
+    const DEFAULT_BOOKIE_PIPELINE_DEPTH: usize = Bk::DEFAULT.pipeline_depth;
+    #[pymodule_export]
+    const DEFAULT_BOOKIE_MAX_FRAME_BYTES: usize = Bk::DEFAULT.max_frame_bytes;
+    #[pymodule_export]
+    const DEFAULT_OFFLOAD_BLOCK_SIZE: usize = Off::DEFAULT_BLOCK_SIZE;
+    #[pymodule_export]
+    const DEFAULT_STREAMING_BLOCK_SIZE: usize = Off::DEFAULT_STREAMING_BLOCK_SIZE;
+    #[pymodule_export]
+    const DEFAULT_MANAGED_LEDGER: &str = Off::DEFAULT_MANAGED_LEDGER;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -69,7 +69,7 @@ def test_admin_rest_layout_equals_the_store_layout(real_pulsar_zk: Any) -> None:
         for x, y in zip(a.ledgers, b.ledgers):
             if x.offload is not None:
                 assert x.metadata is None
-                assert _cluster._offloaded_uuid(x.offload) == _cluster._offloaded_uuid(y.offload)
+                assert _cluster.offloaded_uuid(x.offload) == _cluster.offloaded_uuid(y.offload)
             else:
                 assert x.info == y.info and x.info["state"] == "OPEN"
         assert a.compacted is not None and b.compacted is not None

@@ -160,7 +160,8 @@ def three_bookies(real_pulsar_workdir: Path) -> Iterator[dict[str, Any]]:
 
 def _read(layout: Any, proxies: dict[str, BookieProxy]) -> pa.Table:
     reader = _native.BookieReader(
-        {b: p.address for b, p in proxies.items()}, timeout_ms=1500, connect_timeout_ms=1000, pipeline_depth=8
+        {b: p.address for b, p in proxies.items()},
+        options=_native.BookieClientOptions(timeout_ms=1500, connect_timeout_ms=1000, pipeline_depth=8),
     )
     return pa.concat_tables(list(_cluster.iter_layout(layout, reader=reader)))
 

@@ -76,7 +76,9 @@ def test_offloaded_ledgers_come_from_tiered_storage(real_pulsar_zk: Any) -> None
     offloaded = [led.ledger_id for led in part.ledgers if led.offload is not None]
     assert offloaded == rp.offloaded["java-mixed"]
     assert {led.offload["driver"] for led in part.ledgers if led.offload} == {"S3"}
-    dead = _native.BookieReader({b: "127.0.0.1:1" for b in layout.bookies}, connect_timeout_ms=500)
+    dead = _native.BookieReader(
+        {b: "127.0.0.1:1" for b in layout.bookies}, options=_native.BookieClientOptions(connect_timeout_ms=500)
+    )
     tables = list(_cluster.iter_layout(layout, reader=dead, offload_filesystem=rp.s3(), offload_prefix=BUCKET))
     entries = pa.concat_tables(tables)
     from_s3 = entries.filter(pc.is_in(entries["ledger_id"], pa.array(offloaded, pa.int64())))

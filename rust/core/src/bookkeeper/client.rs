@@ -41,7 +41,7 @@ use super::transport::{io_why, is_drop, Stop, Timed};
 use super::BookKeeperError;
 
 /// How the client talks to bookies.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientOptions {
     /// Time to connect to one bookie.
     pub connect_timeout: Duration,
@@ -58,42 +58,85 @@ pub struct ClientOptions {
 }
 
 impl ClientOptions {
-    /// Options from milliseconds and counts, checked: both timeouts and the
-    /// pipeline depth positive, frames of at least 64 bytes.
-    pub fn checked(
+    /// The defaults: 30 s per request, 5 s to connect, 64 requests in flight,
+    /// frames up to 5 MiB + 64 KiB, 100 ms before reconnecting.
+    pub const DEFAULT: Self = Self {
+        connect_timeout: Duration::from_millis(5_000),
+        request_timeout: Duration::from_millis(30_000),
+        pipeline_depth: 64,
+        max_frame_bytes: 5 * 1024 * 1024 + 64 * 1024,
+        reconnect_backoff: Duration::from_millis(100),
+    };
+
+    /// Options from milliseconds and counts, checked ([`Self::validate`]);
+    /// the reconnect backoff is the default.
+    pub fn try_new(
         request_timeout_ms: u64,
         connect_timeout_ms: u64,
         pipeline_depth: usize,
         max_frame_bytes: usize,
     ) -> Result<Self, BookKeeperError> {
-        if request_timeout_ms == 0
-            || connect_timeout_ms == 0
-            || pipeline_depth == 0
-            || max_frame_bytes < 64
+        Self::DEFAULT
+            .with_request_timeout(Duration::from_millis(request_timeout_ms))
+            .with_connect_timeout(Duration::from_millis(connect_timeout_ms))
+            .with_pipeline_depth(pipeline_depth)
+            .with_max_frame_bytes(max_frame_bytes)
+            .checked()
+    }
+
+    /// Both timeouts and the pipeline depth positive, frames of at least 64 bytes.
+    pub fn validate(&self) -> Result<(), BookKeeperError> {
+        if self.request_timeout.is_zero()
+            || self.connect_timeout.is_zero()
+            || self.pipeline_depth == 0
+            || self.max_frame_bytes < 64
         {
             return Err(BookKeeperError::Options(
                 "timeout_ms, connect_timeout_ms and pipeline_depth must be positive, max_frame_bytes at least 64".into(),
             ));
         }
-        Ok(Self {
-            connect_timeout: Duration::from_millis(connect_timeout_ms),
-            request_timeout: Duration::from_millis(request_timeout_ms),
-            pipeline_depth,
-            max_frame_bytes,
-            ..Self::default()
-        })
+        Ok(())
+    }
+
+    /// `self`, once [`Self::validate`] accepts it.
+    pub fn checked(self) -> Result<Self, BookKeeperError> {
+        self.validate().map(|()| self)
+    }
+
+    #[must_use]
+    pub fn with_request_timeout(mut self, v: Duration) -> Self {
+        self.request_timeout = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_connect_timeout(mut self, v: Duration) -> Self {
+        self.connect_timeout = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_pipeline_depth(mut self, v: usize) -> Self {
+        self.pipeline_depth = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_max_frame_bytes(mut self, v: usize) -> Self {
+        self.max_frame_bytes = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_reconnect_backoff(mut self, v: Duration) -> Self {
+        self.reconnect_backoff = v;
+        self
     }
 }
 
 impl Default for ClientOptions {
     fn default() -> Self {
-        Self {
-            connect_timeout: Duration::from_secs(5),
-            request_timeout: Duration::from_secs(30),
-            pipeline_depth: 64,
-            max_frame_bytes: 5 * 1024 * 1024 + 64 * 1024,
-            reconnect_backoff: Duration::from_millis(100),
-        }
+        Self::DEFAULT
     }
 }
 
@@ -1089,6 +1132,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn options_default_build_and_check() {
+        let d = ClientOptions::default();
+        assert_eq!(d, ClientOptions::DEFAULT);
+        assert_eq!(
+            (d.request_timeout.as_millis(), d.connect_timeout.as_millis()),
+            (30_000, 5_000)
+        );
+        assert_eq!((d.pipeline_depth, d.max_frame_bytes), (64, 5_308_416));
+        let built = d.clone().with_pipeline_depth(3).with_max_frame_bytes(64);
+        assert_eq!(built.clone().checked(), Ok(built));
+        assert!(d.with_request_timeout(Duration::ZERO).validate().is_err());
+    }
+
+    #[test]
     fn addresses_resolve_known_ids_and_keep_the_rest() {
         let map = [("b1".to_string(), "10.0.0.1:3181".to_string())].into();
         let client = BookieClient::with_addresses(ClientOptions::default(), map);
@@ -1098,12 +1155,12 @@ mod tests {
 
     #[test]
     fn checked_options_refuse_zeros_and_tiny_frames() {
-        let o = ClientOptions::checked(1_500, 1_000, 8, 64).unwrap();
+        let o = ClientOptions::try_new(1_500, 1_000, 8, 64).unwrap();
         assert_eq!(o.request_timeout, Duration::from_millis(1_500));
         assert_eq!(o.connect_timeout, Duration::from_millis(1_000));
         assert_eq!((o.pipeline_depth, o.max_frame_bytes), (8, 64));
         for bad in [(0, 1, 1, 64), (1, 0, 1, 64), (1, 1, 0, 64), (1, 1, 1, 63)] {
-            let e = ClientOptions::checked(bad.0, bad.1, bad.2, bad.3).unwrap_err();
+            let e = ClientOptions::try_new(bad.0, bad.1, bad.2, bad.3).unwrap_err();
             assert_eq!(e.kind(), crate::error::ErrorKind::Options, "{bad:?}");
         }
     }

@@ -132,19 +132,6 @@ pub static FUNCTIONS: &[Function] = &[
     function!(encode_kafka_batch("records")),
     function!(encode_kafka_control_batch("commit")),
     function!(encode_kop_entry("batches")),
-    function!(topic_paths("topic")),
-    function!(partition_name("topic", "index")),
-    function!(strip_rocksdb_header("value")),
-    function!(managed_ledger_info("node")),
-    function!(compacted_ledger("cursor_node", "last_position_entry")),
-    function!(partition_count("node")),
-    function!(bookie_address("bookie_id", "node")),
-    function!(ledger_metadata("ledger_id", "node")),
-    function!(ledger_node_from_text("ledger_id", "text", "password")),
-    function!(ledger_path("ledger_id", "root")),
-    function!(schema_locations("node")),
-    function!(schema_entry("version", "data")),
-    function!(parse_offload_name("name")),
     function!(stamp("entries")),
     function!(find_position_by_time("entries", "time")),
     function!(find_position_by_offset("entries", "offset")),
@@ -194,13 +181,6 @@ mod tests {
         call(function(name), args, &keywords).map(Value::into_owned)
     }
 
-    fn type_error(e: CallError) -> String {
-        match e {
-            CallError::Args(ArgsError::Input(InputError::Type(text))) => text,
-            e => panic!("not a type error: {e}"),
-        }
-    }
-
     #[test]
     fn names_are_unique_and_found() {
         let mut names: Vec<_> = FUNCTIONS.iter().map(|f| f.name).collect();
@@ -211,68 +191,6 @@ mod tests {
             .iter()
             .all(|f| find(f.name).is_some_and(|g| std::ptr::eq(f, g))));
         assert!(find("no_such_function").is_none());
-    }
-
-    #[test]
-    fn positional_and_keyword_arguments_bind_as_in_python() {
-        let by_position = run("ledger_path", &[Value::Int(5)], &[]).unwrap();
-        assert_eq!(
-            by_position,
-            Value::from("/ledgers/00/0000/L0005".to_string())
-        );
-        let by_name = run(
-            "ledger_path",
-            &[],
-            &[("ledger_id", Value::Int(5)), ("root", "/x".into())],
-        );
-        assert_eq!(
-            by_name.unwrap(),
-            Value::from("/x/00/0000/L0005".to_string())
-        );
-
-        let e = |r: Result<Value<'static>>| type_error(r.unwrap_err());
-        let missing = e(run("ledger_path", &[], &[]));
-        assert_eq!(
-            missing,
-            "ledger_path() missing 1 required positional argument: 'ledger_id'"
-        );
-        let many = e(run(
-            "ledger_path",
-            &[Value::Int(1), "a".into(), "b".into()],
-            &[],
-        ));
-        assert_eq!(
-            many,
-            "ledger_path() takes 2 positional arguments but 3 were given"
-        );
-        let twice = e(run(
-            "ledger_path",
-            &[Value::Int(1)],
-            &[("ledger_id", Value::Int(2))],
-        ));
-        assert_eq!(
-            twice,
-            "ledger_path() got multiple values for argument 'ledger_id'"
-        );
-        let unknown = e(run(
-            "ledger_path",
-            &[Value::Int(1)],
-            &[("bogus", Value::Int(2))],
-        ));
-        assert_eq!(
-            unknown,
-            "ledger_path() got an unexpected keyword argument 'bogus'"
-        );
-        let wrong = e(run("partition_count", &["x".into()], &[]));
-        assert_eq!(
-            wrong,
-            "partition_count() argument 'node' must be bytes, not str"
-        );
-        let keyword_only = e(run("encode_kafka_control_batch", &[Value::Bool(true)], &[]));
-        assert!(
-            keyword_only.contains("required keyword argument: 'producer_id'"),
-            "{keyword_only}"
-        );
     }
 
     #[test]
@@ -295,10 +213,6 @@ mod tests {
             &[],
         );
         assert!(matches!(bad, Err(CallError::Entry(_))), "{bad:?}");
-        let topic = run("partition_name", &["a/b".into(), Value::Int(1)], &[]);
-        assert!(matches!(topic, Err(CallError::Metadata(_))), "{topic:?}");
-        let name = run("parse_offload_name", &["not-an-offload-object".into()], &[]).unwrap();
-        assert_eq!(name, Value::None);
     }
 
     #[test]

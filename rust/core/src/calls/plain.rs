@@ -1,27 +1,20 @@
 //! The functions over plain values: entries, message ids, payload
-//! processors' helpers, Kafka batches, the metadata store's nodes and offload
-//! object names.
+//! processors' helpers, Kafka batches.
 
 use super::{list, owned, tuple, Result};
-use crate::bookkeeper::{self, LedgerMetadata};
 use crate::format::encode;
 use crate::format::frame::EntryView;
 use crate::format::message_id::{AnyMessageId, IdParts};
 use crate::format::metadata::MessageMetadataView;
 use crate::kwargs::Kwargs;
-use crate::metadata_store::{self as ms, TopicName};
-use crate::offload::ObjectName;
 use crate::options::non_negative_ms;
 use crate::processor::input::record_at;
 use crate::processor::kafka::encode as kafka;
 use crate::processor::{self, builtin_property};
 use crate::proto::BrokerEntryMetadata;
-use crate::schema::{decode_schema_entry, decode_schema_locator, SchemaLocation};
 use crate::stamp::clock_ms as now_ms;
-use crate::value::cluster::topic_paths_value;
-use crate::value::cluster::{ledger_metadata_value, managed_ledger_value, schema_entry_value};
 use crate::value::input::{kafka_record, message_input, InputError};
-use crate::value::{entry_value, message_value, metadata_value, object_name_value, Value};
+use crate::value::{entry_value, message_value, metadata_value, Value};
 
 /// A message id's parts, `(ledger, entry, partition, batch_index,
 /// batch_size, first_chunk)`, as [`AnyMessageId::parts`] gives them.
@@ -193,83 +186,4 @@ pub(super) fn encode_kop_entry<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
     let publish_time = kw.opt_int("publish_time", None)?.unwrap_or(now_ms() as i64);
     let publish_time = non_negative_ms("publish_time", publish_time)?;
     Ok(kafka::encode_kop_entry(&refs, publish_time)?.into())
-}
-
-// ---------------------------------------------------------------- the metadata store
-
-pub(super) fn topic_paths<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    Ok(topic_paths_value(&TopicName::parse(kw.required_text("topic")?)?).into())
-}
-
-pub(super) fn partition_name<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let topic = TopicName::parse(kw.required_text("topic")?)?;
-    Ok(topic.with_partition(kw.required("index")?).full().into())
-}
-
-pub(super) fn strip_rocksdb_header<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    Ok(owned(ms::strip_rocksdb_header(
-        kw.required_bytes("value")?,
-    )?))
-}
-
-pub(super) fn managed_ledger_info<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let ml = ms::managed_ledger_info(kw.required_bytes("node")?)?;
-    Ok(owned(managed_ledger_value(&ml)))
-}
-
-pub(super) fn compacted_ledger<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let c = ms::cursor_info(kw.required_bytes("cursor_node")?)?;
-    let state = ms::compacted_ledger(&c, kw.opt_bytes("last_position_entry")?)?;
-    let horizon = state.horizon.map(|(l, e)| tuple([l.into(), e.into()]));
-    Ok(tuple([
-        state.ledger_id.into(),
-        horizon.into(),
-        c.cursors_ledger_id.into(),
-    ]))
-}
-
-pub(super) fn partition_count<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    Ok(ms::partition_count(kw.required_bytes("node")?)?.into())
-}
-
-pub(super) fn bookie_address<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let id = kw.required_text("bookie_id")?;
-    Ok(ms::bookie_address(id, kw.required_bytes("node")?)?.into())
-}
-
-pub(super) fn ledger_metadata<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let m = LedgerMetadata::parse(kw.required("ledger_id")?, kw.required_bytes("node")?)?;
-    Ok(owned(ledger_metadata_value(&m)))
-}
-
-pub(super) fn ledger_node_from_text<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let (id, text) = (kw.required("ledger_id")?, kw.required_text("text")?);
-    let password = kw.opt_bytes("password")?.unwrap_or_default();
-    Ok(LedgerMetadata::from_safe_string(id, text, password)?
-        .to_node()
-        .into())
-}
-
-pub(super) fn ledger_path<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let id = kw.required("ledger_id")?;
-    Ok(bookkeeper::ledger_path(kw.text("root", "/ledgers")?, id).into())
-}
-
-pub(super) fn schema_locations<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let locations = decode_schema_locator(kw.required_bytes("node")?)?;
-    let each = |l: SchemaLocation| tuple([l.version.into(), l.ledger_id.into(), l.entry_id.into()]);
-    Ok(list(locations.into_iter().map(each)))
-}
-
-pub(super) fn schema_entry<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let version = kw.required("version")?;
-    let stored = decode_schema_entry(version, kw.required_bytes("data")?)?;
-    Ok(owned(schema_entry_value(version, &stored)))
-}
-
-// ---------------------------------------------------------------- offload objects
-
-pub(super) fn parse_offload_name<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let name = ObjectName::parse(kw.required_text("name")?);
-    Ok(name.map(|n| owned(object_name_value(&n))).into())
 }

@@ -2,12 +2,10 @@
 //! function that takes it.
 
 use super::{Kwargs, Result};
-use crate::bookkeeper::ClientOptions;
 use crate::chunks::ReassemblyOptions;
 use crate::compaction::CompactOptions;
 use crate::format::broker::{Interceptors, Stamper};
 use crate::format::encode::EncodeOptions;
-use crate::offload::LedgerMetadataSpec;
 use crate::options;
 use crate::processor::api::DecodeOptions;
 use crate::processor::kafka::encode::KafkaBatchOptions;
@@ -98,16 +96,6 @@ impl Kwargs<'_> {
         })
     }
 
-    /// BookKeeper client options: `timeout_ms` (30 000), `connect_timeout_ms`
-    /// (5 000), `pipeline_depth` (64), `max_frame_bytes` (5 308 416).
-    pub fn bookie_client(&mut self) -> Result<ClientOptions> {
-        let timeout = self.int("timeout_ms", 30_000)?;
-        let connect = self.int("connect_timeout_ms", 5_000)?;
-        let depth = self.int("pipeline_depth", 64)?;
-        let max_frame = self.int("max_frame_bytes", 5_308_416)?;
-        Ok(ClientOptions::checked(timeout, connect, depth, max_frame)?)
-    }
-
     /// `aborted_transactions`: the `(most, least)` ids of the transactions to
     /// drop (`None` or absent: none).
     pub fn aborted_transactions<C: FromIterator<(u64, u64)>>(&mut self) -> Result<C> {
@@ -139,19 +127,5 @@ impl Kwargs<'_> {
         let (index, timestamp) = (self.flag("index", true)?, self.flag("timestamp", true)?);
         let stamper = Stamper::new(start_index, Interceptors { timestamp, index })?;
         Ok((stamper, times))
-    }
-
-    /// An offloaded ledger's metadata: `ctime` and `managed_ledger_name`
-    /// (required), `ensemble`, `write_quorum`, `ack_quorum` (the defaults).
-    pub fn ledger_spec(&mut self) -> Result<LedgerMetadataSpec> {
-        let ctime = self.required("ctime")?;
-        let managed_ledger = self.required_text("managed_ledger_name")?;
-        let ensemble = self.strings("ensemble")?;
-        let (write, ack) = (
-            self.opt_int("write_quorum", None)?,
-            self.opt_int("ack_quorum", None)?,
-        );
-        let spec = LedgerMetadataSpec::for_managed_ledger(managed_ledger, ctime);
-        Ok(spec.with_ensemble(ensemble, write, ack))
     }
 }

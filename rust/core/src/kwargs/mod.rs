@@ -490,9 +490,6 @@ mod tests {
         let v = dict(vec![("compression", "gzip".into())]);
         let err = Kwargs::new("f", &v).unwrap().encode(None, 0).unwrap_err();
         assert!(err.to_string().contains("unknown compression"), "{err}");
-        let v = dict(vec![("pipeline_depth", 0i64.into())]);
-        let err = Kwargs::new("f", &v).unwrap().bookie_client().unwrap_err();
-        assert!(matches!(err, ArgsError::BookKeeper(_)), "{err:?}");
     }
 
     #[test]
@@ -503,7 +500,10 @@ mod tests {
         ]);
         let mut kw = Kwargs::new("f", &v).unwrap();
         assert_eq!(kw.kafka_batch(0).unwrap().base_timestamp, 1_234);
-        let err = kw.ledger_spec().unwrap_err().to_string();
+        let err = kw
+            .required_text("managed_ledger_name")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "f() missing 1 required keyword argument: 'managed_ledger_name'"

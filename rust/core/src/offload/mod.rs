@@ -40,8 +40,8 @@ pub use index::{BlockRange, IndexVersion, IndexedLedger, LedgerMeta, OffloadInde
 pub use name::{ObjectName, ObjectRole};
 pub use read::{offload_schema, read_ledger, read_object, EntryRange, ReadOptions};
 pub use write::{
-    group_entries, write_files, write_ledger, write_streaming, LedgerMetadataSpec, StreamingLedger,
-    WrittenObject,
+    group_entries, write_files, write_ledger, write_streaming, LedgerMetadataSpec, OffloadOptions,
+    StreamingLedger, WrittenObject,
 };
 
 /// Which object an offset refers to.

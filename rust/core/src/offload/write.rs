@@ -25,6 +25,128 @@ use crate::proto::offload::ledger_metadata_format::{
 };
 use crate::proto::offload::{LedgerInfo, LedgerMetadataFormat};
 
+/// How entries are written as offload objects: the offloader's block size
+/// and what a ledger-based object's v1 index says of its ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffloadOptions {
+    /// A ledger-based object's largest block, a streaming object's smallest;
+    /// `None`: [`Self::DEFAULT_BLOCK_SIZE`] or [`Self::DEFAULT_STREAMING_BLOCK_SIZE`].
+    pub block_size: Option<usize>,
+    /// The managed ledger a v1 index's ledger metadata names.
+    pub managed_ledger_name: String,
+    /// The bookie ids of the ledger's ensemble (`None`: two made-up bookies).
+    pub ensemble: Option<Vec<String>>,
+    /// Overrides of the quorums (by default 2, or the ensemble's size up to 2).
+    pub write_quorum: Option<i32>,
+    pub ack_quorum: Option<i32>,
+}
+
+impl OffloadOptions {
+    /// Pulsar's default `maxBlockSizeInBytes` for ledger offloads.
+    pub const DEFAULT_BLOCK_SIZE: usize = 64 * 1024 * 1024;
+    /// Pulsar's default `minBlockSizeInBytes` for streaming offloads.
+    pub const DEFAULT_STREAMING_BLOCK_SIZE: usize = 5 * 1024 * 1024;
+    /// The managed ledger named when none is given.
+    pub const DEFAULT_MANAGED_LEDGER: &'static str = "public/default/persistent/pulsar-entries";
+
+    /// Options from their parts, checked ([`Self::validate`]).
+    pub fn try_new(
+        block_size: Option<usize>,
+        managed_ledger_name: Option<String>,
+        ensemble: Option<Vec<String>>,
+        write_quorum: Option<i32>,
+        ack_quorum: Option<i32>,
+    ) -> Result<Self> {
+        let name = managed_ledger_name.unwrap_or_else(|| Self::DEFAULT_MANAGED_LEDGER.into());
+        Self::default()
+            .with_block_size(block_size)
+            .with_managed_ledger_name(name)
+            .with_ensemble(ensemble)
+            .with_quorums(write_quorum, ack_quorum)
+            .checked()
+    }
+
+    /// A block size up to `i32::MAX`, an ensemble of at least one bookie, quorums positive.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |why: String| Err(OffloadError::Write(why));
+        if let Some(n) = self.block_size.filter(|&n| n > i32::MAX as usize) {
+            return bad(format!("block size {n} exceeds {}", i32::MAX));
+        }
+        if self.ensemble.as_ref().is_some_and(Vec::is_empty) {
+            return bad("ensemble: expected at least one bookie id".into());
+        }
+        if [self.write_quorum, self.ack_quorum]
+            .iter()
+            .flatten()
+            .any(|&q| q < 1)
+        {
+            return bad("write_quorum and ack_quorum must be positive".into());
+        }
+        Ok(())
+    }
+
+    /// `self`, once [`Self::validate`] accepts it.
+    pub fn checked(self) -> Result<Self> {
+        self.validate().map(|()| self)
+    }
+
+    #[must_use]
+    pub fn with_block_size(mut self, v: Option<usize>) -> Self {
+        self.block_size = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_managed_ledger_name(mut self, v: String) -> Self {
+        self.managed_ledger_name = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_ensemble(mut self, v: Option<Vec<String>>) -> Self {
+        self.ensemble = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_quorums(mut self, write: Option<i32>, ack: Option<i32>) -> Self {
+        (self.write_quorum, self.ack_quorum) = (write, ack);
+        self
+    }
+
+    /// A ledger-based object's largest block.
+    pub fn ledger_block_size(&self) -> usize {
+        self.block_size.unwrap_or(Self::DEFAULT_BLOCK_SIZE)
+    }
+
+    /// A streaming object's smallest block.
+    pub fn streaming_block_size(&self) -> usize {
+        self.block_size
+            .unwrap_or(Self::DEFAULT_STREAMING_BLOCK_SIZE)
+    }
+
+    /// The ledger metadata of a v1 index, for a ledger created at `ctime` (ms).
+    pub fn ledger_spec(&self, ctime: i64) -> LedgerMetadataSpec {
+        LedgerMetadataSpec::for_managed_ledger(&self.managed_ledger_name, ctime).with_ensemble(
+            self.ensemble.clone(),
+            self.write_quorum,
+            self.ack_quorum,
+        )
+    }
+}
+
+impl Default for OffloadOptions {
+    fn default() -> Self {
+        Self {
+            block_size: None,
+            managed_ledger_name: Self::DEFAULT_MANAGED_LEDGER.into(),
+            ensemble: None,
+            write_quorum: None,
+            ack_quorum: None,
+        }
+    }
+}
+
 /// The BookKeeper metadata written into a v1 index. The defaults are what a
 /// broker with default settings gives a managed-ledger ledger: two bookies,
 /// write and ack quorum 2, CRC32C digests, the managed-ledger custom metadata.
@@ -409,6 +531,49 @@ pub fn write_files<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offload_options_default_build_and_check() {
+        let d = OffloadOptions::default();
+        assert_eq!(
+            (d.ledger_block_size(), d.streaming_block_size()),
+            (64 << 20, 5 << 20)
+        );
+        assert_eq!(
+            OffloadOptions::try_new(None, None, None, None, None).unwrap(),
+            d
+        );
+        let o = OffloadOptions::try_new(
+            Some(1 << 20),
+            Some("t/n/persistent/x".into()),
+            Some(vec!["b:1".into()]),
+            None,
+            None,
+        );
+        let o = o.unwrap();
+        assert_eq!(
+            (o.ledger_block_size(), o.streaming_block_size()),
+            (1 << 20, 1 << 20)
+        );
+        let spec = o.ledger_spec(7);
+        assert_eq!(
+            (
+                spec.ctime,
+                spec.ensemble.len(),
+                spec.write_quorum,
+                spec.ack_quorum
+            ),
+            (7, 1, 1, 1)
+        );
+        assert_eq!(spec.custom_metadata[2].1, b"t/n/persistent/x");
+        for bad in [
+            d.clone().with_block_size(Some(1 << 31)),
+            d.clone().with_ensemble(Some(vec![])),
+            d.clone().with_quorums(Some(0), None),
+        ] {
+            assert!(bad.checked().is_err());
+        }
+    }
 
     #[test]
     fn an_ensemble_sets_the_quorums_unless_they_are_given() {

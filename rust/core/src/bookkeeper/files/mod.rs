@@ -193,6 +193,10 @@ pub fn read_bookie(
     read_bookie_with(dirs, journals, metas, &|| false)
 }
 
+/// Scans one opened file: the entries found and the errors.
+type ScanFile<'s> =
+    dyn Fn(Interruptible<'_, std::fs::File>, &str) -> (Vec<FoundEntry>, Vec<String>) + 's;
+
 /// [`read_bookie`], stopped by `interrupt`: it is asked at least every
 /// [`crate::bookkeeper::transport::POLL`] while files are read, and once it
 /// answers `true` every later read of a file fails at once, so the read
@@ -225,20 +229,31 @@ pub fn read_bookie_with(
         .collect();
     let check =
         |l: i64, stored: &[u8]| digesters.get(&l).map(|d| d.verify(stored, l, None).is_ok());
-    let scan_logs = |logs: &[String],
-                     want: &BTreeSet<i64>,
-                     found: &mut Vec<FoundEntry>,
-                     errors: &mut Vec<String>| {
-        for path in logs {
+    // Every file of `paths` opened and scanned (entry logs or journals): what
+    // each holds goes to `found`, its errors (or why it cannot be opened) to `errors`.
+    let scan_files = |paths: &[String],
+                      found: &mut Vec<FoundEntry>,
+                      errors: &mut Vec<String>,
+                      scan: &ScanFile<'_>| {
+        for path in paths {
             match open(path) {
                 Ok(f) => {
-                    let s = scan_entry_log_checked(f, path, &|l| want.contains(&l), &check);
-                    found.extend(s.entries);
-                    errors.extend(s.errors);
+                    let (entries, errs) = scan(f, path);
+                    found.extend(entries);
+                    errors.extend(errs);
                 }
                 Err(e) => errors.push(e),
             }
         }
+    };
+    let scan_logs = |logs: &[String],
+                     want: &BTreeSet<i64>,
+                     found: &mut Vec<FoundEntry>,
+                     errors: &mut Vec<String>| {
+        scan_files(logs, found, errors, &|f, path| {
+            let s = scan_entry_log_checked(f, path, &|l| want.contains(&l), &check);
+            (s.entries, s.errors)
+        })
     };
     for d in dirs {
         let Some(index) = &d.index else {
@@ -324,16 +339,10 @@ pub fn read_bookie_with(
             .map(|m| m.ledger_id)
             .collect();
         if !again.is_empty() {
-            for path in journals {
-                match open(path) {
-                    Ok(f) => {
-                        let s = scan_journal(io::BufReader::new(f), path, &|l| again.contains(&l));
-                        found.extend(s.entries);
-                        out.errors.extend(s.errors);
-                    }
-                    Err(e) => out.errors.push(e),
-                }
-            }
+            scan_files(journals, &mut found, &mut out.errors, &|f, path| {
+                let s = scan_journal(io::BufReader::new(f), path, &|l| again.contains(&l));
+                (s.entries, s.errors)
+            });
             out.journaled = again.into_iter().collect();
         }
     }

@@ -4,8 +4,8 @@ The core holds every default once (each options struct's ``Default``). The exten
 ``pulsar_entries._native.*Options`` classes; building one with no arguments gives the core's defaults. This
 script lists them and checks the two other places a user reads them:
 
-- the stub (``python/pulsar_entries/_native.pyi``): each options class's ``__init__`` shows every field's
-  default as a literal (or as a constant of ``_native``);
+- the stub (``python/pulsar_entries/_native.pyi``): each options class's docstring documents every field as
+  ``- ``field`` (default X): what it means``;
 - the README's table under "Options and their defaults": one row per field, ``| `Class` | `field` | `default` |``.
 
     python scripts/option_defaults.py           # print the defaults, check stub and README; exit 1 on a mismatch
@@ -25,6 +25,7 @@ import pulsar_entries._native as native
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "python" / "pulsar_entries" / "_native.pyi"
 README = ROOT / "README.md"
+DOCUMENTED = re.compile(r"^- ``(\w+)`` \(default ([^)]*)\)", re.M)
 ROW = re.compile(r"^\| `(\w+Options)` \| `(\w+)` \| `([^`]*)` \|")
 
 
@@ -34,23 +35,12 @@ def options_classes() -> dict[str, type]:
 
 
 def stub_defaults() -> dict[str, dict[str, Any]]:
-    """Each stub options class's ``__init__`` defaults: literals, or a ``_native`` constant's value."""
+    """Each stub options class's documented defaults: its docstring's ``- ``field`` (default X): ...`` lines."""
     out: dict[str, dict[str, Any]] = {}
     for node in ast.parse(STUB.read_text()).body:
-        if not (isinstance(node, ast.ClassDef) and node.name.endswith("Options")):
-            continue
-        init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-        fields: dict[str, Any] = {}
-        if init is not None:
-            args = init.args.kwonlyargs
-            for arg, default in zip(args, init.args.kw_defaults, strict=True):
-                if default is None:
-                    fields[arg.arg] = ("no default",)
-                elif isinstance(default, ast.Name):
-                    fields[arg.arg] = getattr(native, default.id)
-                else:
-                    fields[arg.arg] = ast.literal_eval(default)
-        out[node.name] = fields
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Options"):
+            doc = ast.get_docstring(node) or ""
+            out[node.name] = {m[1]: ast.literal_eval(m[2]) for m in DOCUMENTED.finditer(doc)}
     return out
 
 
@@ -65,7 +55,7 @@ def readme_defaults() -> dict[str, dict[str, str]]:
 
 
 def core_defaults() -> dict[str, dict[str, Any]]:
-    """Each options class's fields (the stub's ``__init__`` keywords) with the core's default."""
+    """Each options class's fields (as the stub documents them) with the core's default."""
     stub = stub_defaults()
     out = {}
     for name, cls in sorted(options_classes().items()):
@@ -97,7 +87,7 @@ def check() -> list[str]:
         built = classes[name]()
         attributes = {a for a in dir(built) if not a.startswith("_") and not callable(getattr(built, a))}
         if missing := attributes - set(stub[name]):
-            problems.append(f"{name}: fields {sorted(missing)} missing from the stub's __init__")
+            problems.append(f"{name}: fields {sorted(missing)} not documented in the stub")
         for field, shown in stub[name].items():
             core = getattr(built, field, ("absent",))
             if core != shown or type(core) is not type(shown):

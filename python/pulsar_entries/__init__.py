@@ -39,11 +39,11 @@ from ._native import (
     encode_entry,
     entry_metadata,
     parse_entry,
-    reassemble_chunks,
     set_broker_entry_metadata,
     with_message_ids,
 )
 from ._table_view import TableView
+from .chunks import reassemble_chunks
 from .message_ids import message_ids, seek
 
 __all__ = [

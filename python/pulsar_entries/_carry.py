@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _native
-from ._decode import decode
+from ._decode import decode_with
 
 #: What the decoder reads; everything else is carried.
 DECODER_COLUMNS = ("ledger_id", "entry_id", "data", "partition")
@@ -114,7 +114,11 @@ CARRY_NEEDS = ("ledger_id", "entry_id", "partition", "error")
 
 
 def decode_carrying(
-    entries: pa.Table | pa.RecordBatch, columns: Sequence[str] | None = None, **options: Any
+    entries: pa.Table | pa.RecordBatch,
+    columns: Sequence[str] | None = None,
+    *,
+    options: _native.DecodeOptions | None = None,
+    processors: Sequence[Any] | None = None,
 ) -> pa.Table:
     """:func:`pulsar_entries.decode`, keeping the input's ``error`` text and its
     other columns (see the module's docstring).
@@ -125,20 +129,22 @@ def decode_carrying(
     table = entries if isinstance(entries, pa.Table) else pa.Table.from_batches([entries])
     names = table.column_names
     has_errors = "error" in names and table.column("error").null_count < table.num_rows
-    message_columns = decode(table.slice(0, 0).select([c for c in DECODER_COLUMNS if c in names])).column_names
+    message_columns = decode_with(table.slice(0, 0).select([c for c in DECODER_COLUMNS if c in names])).column_names
     extras = carried_columns(names, message_columns)
     core = table.select([c for c in DECODER_COLUMNS if c in names])
+    wanted = None if columns is None else [c for c in columns if c in message_columns]
     if not extras and not has_errors:
-        if columns is not None:
-            options = dict(options, columns=[c for c in columns if c in message_columns])
-        return decode(core, **options)
-    if columns is not None:
-        wanted = [c for c in columns if c in message_columns]
-        options = dict(options, columns=wanted + [c for c in CARRY_NEEDS if c not in wanted])
+        return decode_with(core, options, processors=processors, columns=wanted)
+    if wanted is not None:
+        wanted += [c for c in CARRY_NEEDS if c not in wanted]
+
+    def decode(entries: pa.Table) -> pa.Table:
+        return decode_with(entries, options, processors=processors, columns=wanted)
+
     parts = []
     for start, stop in _runs_without_repeats(*_ids(table)):
         part = table.slice(start, stop - start)
-        parts.append(_carry(part, decode(core.slice(start, stop - start), **options), extras))
+        parts.append(_carry(part, decode(core.slice(start, stop - start)), extras))
     if not parts:
-        return _carry(table, decode(core, **options), extras)
+        return _carry(table, decode(core), extras)
     return pa.concat_tables(parts)

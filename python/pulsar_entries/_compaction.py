@@ -13,8 +13,6 @@ import pyarrow as pa
 from . import _native
 from .strategies import native_strategy
 
-DEFAULT_MAX_UNCOMPRESSED_SIZE: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE
-
 
 class _Position(NamedTuple):
     ledger_id: int
@@ -55,11 +53,11 @@ def _as_table(entries: Any) -> pa.Table:
 def compact(
     entries: Any,
     *,
-    order: str = "publish",
+    order: str | None = None,
     strategy: Any = None,
-    retain_null_key: bool = False,
-    verify_checksum: bool = True,
-    max_uncompressed_size: int = DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    retain_null_key: bool | None = None,
+    verify_checksum: bool | None = None,
+    max_uncompressed_size: int | None = None,
 ) -> pa.Table:
     """Compacts a topic's entries as Pulsar's broker does.
 
@@ -78,10 +76,10 @@ def compact(
     (plain and strategic) skip them: a key keeps its last committed value.
     """
     table = _as_table(entries)
-    compactor = _native.Compactor(
+    compactor = Compactor(
         order=order,
+        strategy=strategy,
         retain_null_key=retain_null_key,
-        strategy=native_strategy(strategy),
         verify_checksum=verify_checksum,
         max_uncompressed_size=max_uncompressed_size,
         aborted_transactions=_native.aborted_transactions(table),
@@ -90,33 +88,51 @@ def compact(
     return compactor.write(table)
 
 
-def Compactor(
-    *,
-    order: str = "publish",
-    strategy: Any = None,
-    retain_null_key: bool = False,
-    verify_checksum: bool = True,
-    max_uncompressed_size: int = DEFAULT_MAX_UNCOMPRESSED_SIZE,
-    aborted_transactions: list[tuple[int, int]] | None = None,
-) -> _native.Compactor:
+class Compactor:
     """A two-pass compactor for inputs too large to hold at once: call
     ``observe(batch)`` for every batch of entries in topic order, then
     ``write(batch)`` for the same batches in the same order; ``stats()``
     gives the counts. Memory is bounded by the number of keys.
 
-    ``aborted_transactions`` (``(most, least)`` id bits, e.g. from
+    The options are :func:`compact`'s (``None``: the core's default, see
+    ``CompactionOptions``). ``aborted_transactions``
+    (``(most, least)`` id bits, e.g. from
     ``pulsar_entries._native.aborted_transactions`` over the topic) are skipped
     as the broker skips them; the markers come after their messages, so a
     streaming pass cannot find them itself.
     """
-    return _native.Compactor(
-        order=order,
-        retain_null_key=retain_null_key,
-        strategy=native_strategy(strategy),
-        verify_checksum=verify_checksum,
-        max_uncompressed_size=max_uncompressed_size,
-        aborted_transactions=aborted_transactions,
-    )
+
+    def __init__(
+        self,
+        *,
+        order: str | None = None,
+        strategy: Any = None,
+        retain_null_key: bool | None = None,
+        verify_checksum: bool | None = None,
+        max_uncompressed_size: int | None = None,
+        aborted_transactions: list[tuple[int, int]] | None = None,
+    ) -> None:
+        options = _native.CompactionOptions(
+            order=order,
+            retain_null_key=retain_null_key,
+            verify_checksum=verify_checksum,
+            max_uncompressed_size=max_uncompressed_size,
+        )
+        self._pass = _native.Compactor(
+            strategy=native_strategy(strategy), options=options, aborted_transactions=aborted_transactions
+        )
+
+    def observe(self, entries: Any) -> None:
+        """Phase one over a batch of entries (topic order)."""
+        self._pass.observe(entries)
+
+    def write(self, entries: Any) -> pa.Table:
+        """Phase two over the same batch: its compacted entries."""
+        return self._pass.write(entries)
+
+    def stats(self) -> dict[str, int]:
+        """The counts so far (messages read, kept, dropped, ...)."""
+        return self._pass.stats()
 
 
 def to_ledger_records(compacted: Any) -> pa.Table:
@@ -156,7 +172,7 @@ def last_message_position(
     topic_entries: Any = None,
     read_compacted: bool = True,
     horizon: tuple[int, int] | None = None,
-    max_uncompressed_size: int = DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    max_uncompressed_size: int | None = None,
 ) -> MessagePosition:
     """The last message position, as the broker answers GetLastMessageId.
 

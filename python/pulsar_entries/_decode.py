@@ -15,11 +15,11 @@ from .processors import native_processors
 def decode(
     entries: Any,
     *,
-    verify_checksum: bool = True,
-    keep_markers: bool = False,
-    max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    verify_checksum: bool | None = None,
+    keep_markers: bool | None = None,
+    max_uncompressed_size: int | None = None,
     processors: Sequence[Any] | None = None,
-    utf8_errors: str = "replace",
+    utf8_errors: str | None = None,
     max_output_bytes: int | None = None,
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
@@ -43,14 +43,27 @@ def decode(
     ``columns`` builds only those output columns, in that order (the same
     values as the full table's columns, without the work for the others);
     an unknown or repeated name raises OptionsError.
+
+    An option left ``None`` takes the core's default (see ``DecodeOptions``: checksums verified, markers
+    dropped, payloads up to ``DEFAULT_MAX_UNCOMPRESSED_SIZE``, UTF-8 replaced, no output budget).
     """
-    return _native.decode(
-        entries,
+    options = _native.DecodeOptions(
         verify_checksum=verify_checksum,
         keep_markers=keep_markers,
         max_uncompressed_size=max_uncompressed_size,
-        processors=native_processors(processors),
         utf8_errors=utf8_errors,
         max_output_bytes=max_output_bytes,
-        columns=columns,
     )
+    return decode_with(entries, options, processors=processors, columns=columns)
+
+
+def decode_with(
+    entries: Any,
+    options: _native.DecodeOptions | None = None,
+    *,
+    processors: Sequence[Any] | None = None,
+    columns: Sequence[str] | None = None,
+) -> pa.Table:
+    """:func:`decode` with its options as one object (``None``: the defaults)."""
+    columns = None if columns is None else list(columns)
+    return _native.decode(entries, processors=native_processors(processors), options=options, columns=columns)

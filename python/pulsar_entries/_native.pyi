@@ -19,18 +19,16 @@ from ._dicts import OutputMessageDict as OutputMessageDict
 Millis: TypeAlias = int | datetime.datetime
 
 __all__ = [
-    "DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS",
-    "DEFAULT_BOOKIE_MAX_FRAME_BYTES",
-    "DEFAULT_BOOKIE_PIPELINE_DEPTH",
-    "DEFAULT_BOOKIE_TIMEOUT_MS",
+    "BookieClientOptions",
+    "BookieReader",
+    "CompactionOptions",
+    "Compactor",
     "DEFAULT_MANAGED_LEDGER",
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
     "DEFAULT_OFFLOAD_BLOCK_SIZE",
     "DEFAULT_STREAMING_BLOCK_SIZE",
-    "BookieClientOptions",
-    "BookieReader",
-    "Compactor",
     "DataError",
+    "DecodeOptions",
     "EntryFormatError",
     "InputSchemaError",
     "LayoutRecord",
@@ -43,6 +41,7 @@ __all__ = [
     "PartitionReassembler",
     "PartitionRecord",
     "PulsarEntriesError",
+    "ReassemblyOptions",
     "StorageError",
     "StrategicFolder",
     "StrategicPartitionPass",
@@ -105,10 +104,6 @@ __all__ = [
 __version__: str
 DEFAULT_MAX_UNCOMPRESSED_SIZE: int
 #: BookieClientOptions' defaults (a request's timeout, connecting, requests in flight, the largest frame).
-DEFAULT_BOOKIE_TIMEOUT_MS: int  # 30000
-DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS: int  # 5000
-DEFAULT_BOOKIE_PIPELINE_DEPTH: int  # 64
-DEFAULT_BOOKIE_MAX_FRAME_BYTES: int  # 5308416
 #: OffloadOptions' defaults: a ledger-based object's largest block (64 MiB), a streaming object's
 #: smallest (5 MiB), the managed ledger a v1 index names ("public/default/persistent/pulsar-entries").
 DEFAULT_OFFLOAD_BLOCK_SIZE: int
@@ -150,18 +145,112 @@ def builtin_processor(name: str) -> tuple[str, str | None] | None:
     """The entry property the built-in processor ``name`` selects on (None: every entry);
     OptionsError for an unknown name."""
 
+# ---------------------------------------------------------------- options
+# Each class holds one options group of the core; building one checks it (an OptionsError names the
+# option). A keyword left ``None`` takes the core's default, which the docstring states (checked
+# against the core by scripts/option_defaults.py); where ``None`` is itself a value, the keyword's
+# default is the core's. They compare by value and pickle (Spark ships them to executors).
+
+@final
+class DecodeOptions:
+    """What ``decode`` is asked to do.
+
+    - ``verify_checksum`` (default True): an entry whose CRC32C does not match is an error row;
+    - ``keep_markers`` (default False): keep transaction and replication markers as rows;
+    - ``max_uncompressed_size`` (default 268435456): the largest decompressed payload (at most 2**30);
+    - ``utf8_errors`` (default 'replace'): a text field that is not UTF-8 is replaced (U+FFFD), or
+      ``"error"``: the entry is one error row naming the field;
+    - ``max_output_bytes`` (default None): the decompressed bytes one call may produce (None: no budget).
+    """
+
+    def __new__(
+        cls,
+        *,
+        verify_checksum: bool | None = None,
+        keep_markers: bool | None = None,
+        max_uncompressed_size: int | None = None,
+        utf8_errors: str | None = None,
+        max_output_bytes: int | None = None,
+    ) -> DecodeOptions: ...
+    @property
+    def verify_checksum(self) -> bool: ...
+    @property
+    def keep_markers(self) -> bool: ...
+    @property
+    def max_uncompressed_size(self) -> int: ...
+    @property
+    def utf8_errors(self) -> str: ...
+    @property
+    def max_output_bytes(self) -> int | None: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[()]]: ...
+
+@final
+class ReassemblyOptions:
+    """The limits of chunk reassembly.
+
+    - ``max_pending`` (default 100): chunked messages pending at once; past it the oldest is
+      ``evicted`` (None: unlimited);
+    - ``expire_after_ms`` (default 60000): stream time after which a pending message is
+      ``expired`` (None: never);
+    - ``max_message_size`` (default 268435456): the largest message (at most 2**30).
+    """
+
+    def __new__(
+        cls,
+        *,
+        max_pending: int | None = ...,
+        expire_after_ms: int | None = ...,
+        max_message_size: int | None = None,
+    ) -> ReassemblyOptions: ...
+    @property
+    def max_pending(self) -> int | None: ...
+    @property
+    def expire_after_ms(self) -> int | None: ...
+    @property
+    def max_message_size(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[()]]: ...
+
+@final
+class CompactionOptions:
+    """How a topic is compacted.
+
+    - ``order`` (default 'publish'): each key keeps its last published value, or ``"event_time"``
+      its newest event time (PIP-352);
+    - ``retain_null_key`` (default False): keep messages without a key;
+    - ``verify_checksum`` (default True): an entry whose CRC32C does not match is kept whole, unread;
+    - ``max_uncompressed_size`` (default 268435456): the largest decompressed payload.
+    """
+
+    def __new__(
+        cls,
+        *,
+        order: str | None = None,
+        retain_null_key: bool | None = None,
+        verify_checksum: bool | None = None,
+        max_uncompressed_size: int | None = None,
+    ) -> CompactionOptions: ...
+    @property
+    def order(self) -> str: ...
+    @property
+    def retain_null_key(self) -> bool: ...
+    @property
+    def verify_checksum(self) -> bool: ...
+    @property
+    def max_uncompressed_size(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[()]]: ...
+
 def decode(
     entries: Any,
     *,
-    verify_checksum: bool = True,
-    keep_markers: bool = False,
-    max_uncompressed_size: int = ...,
     processors: Sequence[ProcessorSpec] | None = None,
-    utf8_errors: str = "replace",
-    max_output_bytes: int | None = None,
+    options: DecodeOptions | None = None,
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
-    """``pulsar_entries.decode`` with the processors checked (an empty list is an OptionsError)."""
+    """``pulsar_entries.decode`` with its options as one object and the processors checked (an empty
+    list is an OptionsError)."""
 
 def stamp(
     entries: Any,
@@ -286,9 +375,7 @@ def set_broker_entry_metadata(
 def reassemble_chunks(
     messages: Any,
     *,
-    max_pending: int | None = 100,
-    expire_after_ms: int | None = 60_000,
-    max_message_size: int = ...,
+    options: ReassemblyOptions | None = None,
 ) -> pa.Table:
     """Rebuilds chunked messages from decoded rows (the output of ``decode``,
     in topic order).
@@ -300,17 +387,14 @@ def reassemble_chunks(
     (``chunk_ledger_ids``, ``chunk_entry_ids``). ``status`` is ``complete``,
     ``incomplete``, ``expired``, ``evicted`` or ``duplicate`` (one row per
     ignored duplicate chunk); it is null on non-chunk rows. Every row that is
-    not a usable message carries an ``error``. ``max_pending=None`` and
-    ``expire_after_ms=None`` disable those limits.
+    not a usable message carries an ``error``.
     """
 
 def reassemble_partition(
     messages: Any,
     *,
     seeds: Mapping[int, int] | None = None,
-    max_pending: int | None = 100,
-    expire_after_ms: int | None = 60_000,
-    max_message_size: int = ...,
+    options: ReassemblyOptions | None = None,
 ) -> tuple[pa.Table, pa.Table]:
     """The partition pass of a distributed reassembly: ``(done, leftovers)``.
     See ``pulsar_entries.chunks``."""
@@ -325,9 +409,7 @@ class PartitionReassembler:
         schema: pa.Schema,
         *,
         seeds: Mapping[int, int] | None = None,
-        max_pending: int | None = 100,
-        expire_after_ms: int | None = 60_000,
-        max_message_size: int = ...,
+        options: ReassemblyOptions | None = None,
     ) -> PartitionReassembler: ...
     def push(self, batch: Any) -> tuple[pa.Table, pa.Table]:
         """``(done, leftovers)`` decided while reading ``batch``."""
@@ -338,9 +420,7 @@ def finish_leftovers(
     leftovers: Any,
     *,
     final_watermarks: Mapping[int, int] | None = None,
-    max_pending: int | None = 100,
-    expire_after_ms: int | None = 60_000,
-    max_message_size: int = ...,
+    options: ReassemblyOptions | None = None,
 ) -> pa.Table:
     """Decides the messages handed on by ``reassemble_partition``. See
     ``pulsar_entries.chunks``."""
@@ -368,11 +448,8 @@ class Compactor:
     def __new__(
         cls,
         *,
-        order: str = "publish",
-        retain_null_key: bool = False,
         strategy: Any = None,
-        verify_checksum: bool = True,
-        max_uncompressed_size: int = ...,
+        options: CompactionOptions | None = None,
         aborted_transactions: list[tuple[int, int]] | None = None,
     ) -> Compactor: ...
     def observe(self, entries: Any) -> None:
@@ -407,7 +484,7 @@ class SurvivorFolder:
     batch_index)`` into survivor rows ``(partition, ledger_id, entry_id,
     batch_index)``, one key at a time; rows with a null key pass through."""
 
-    def __new__(cls, *, order: str = "publish") -> SurvivorFolder: ...
+    def __new__(cls, *, order: str | None = None) -> SurvivorFolder: ...
     def push(self, candidates: Any) -> pa.Table:
         """Survivors of the keys completed by these rows (the last key stays open)."""
     def finish(self) -> pa.Table:
@@ -429,10 +506,7 @@ class StrategicPartitionPass:
     def __new__(
         cls,
         *,
-        order: str = "publish",
-        retain_null_key: bool = False,
-        verify_checksum: bool = True,
-        max_uncompressed_size: int = ...,
+        options: CompactionOptions | None = None,
         aborted_transactions: list[tuple[int, int]] | None = None,
     ) -> StrategicPartitionPass:
         """Raises ``ValueError`` for ``order="event_time"``, as the in-process strategic compactor.
@@ -455,10 +529,7 @@ class StrategicFolder:
         cls,
         strategy: Any,
         *,
-        order: str = "publish",
-        retain_null_key: bool = False,
-        verify_checksum: bool = True,
-        max_uncompressed_size: int = ...,
+        options: CompactionOptions | None = None,
     ) -> StrategicFolder: ...
     def push(self, rows: Any) -> pa.Table:
         """Plans of the keys completed by these rows (the last key stays open).
@@ -466,12 +537,7 @@ class StrategicFolder:
     def finish(self) -> pa.Table:
         """Plans of the last key."""
 
-def strategic_rebuild(
-    entries: Any,
-    *,
-    verify_checksum: bool = True,
-    max_uncompressed_size: int = ...,
-) -> pa.Table:
+def strategic_rebuild(entries: Any, *, options: CompactionOptions | None = None) -> pa.Table:
     """Strategic phase two: entries ``(ledger_id, entry_id, partition, data)``
     with ``note`` (keep the entry whole, with this error text) and ``slots``
     (a list of ``(batch_index, value)`` structs, ``value`` a merged value or
@@ -480,10 +546,8 @@ def strategic_rebuild(
 def compaction_candidates(
     entries: Any,
     *,
-    retain_null_key: bool = False,
+    options: CompactionOptions | None = None,
     reduce_for_publish_order: bool = False,
-    verify_checksum: bool = True,
-    max_uncompressed_size: int = ...,
     aborted_transactions: list[tuple[int, int]] | None = None,
 ) -> pa.Table:
     """Phase-one candidate rows: ``partition, key, ledger_id, entry_id,
@@ -494,13 +558,7 @@ def compaction_candidates(
     candidate of the batch (and its chunks): exact for publishing order only.
     Messages of ``aborted_transactions`` (``(most, least)`` bits) give none."""
 
-def rebuild_entries(
-    entries: Any,
-    *,
-    retain_null_key: bool = False,
-    verify_checksum: bool = True,
-    max_uncompressed_size: int = ...,
-) -> pa.Table:
+def rebuild_entries(entries: Any, *, options: CompactionOptions | None = None) -> pa.Table:
     """Phase two for entries with a ``retained`` list column of batch indexes
     (−1 for a non-batched entry): the compacted entries."""
 
@@ -513,11 +571,13 @@ def aborted_transactions(entries: Any) -> list[tuple[int, int]]:
 def from_ledger_records(records: Any) -> pa.Table:
     """``(ledger_id, entry_id, partition, data, error)`` from a ``record`` column."""
 
-def compacted_last_position(entries: Any, *, max_uncompressed_size: int = ...) -> tuple[int, int, int, int, str] | None:
+def compacted_last_position(
+    entries: Any, *, max_uncompressed_size: int | None = None
+) -> tuple[int, int, int, int, str] | None:
     """``(ledger_id, entry_id, batch_index, publish_time, source)`` of the last
     message of compacted entries (PIP-429 rules), or None without entries."""
 
-def last_batch_indexes(data: Any, *, max_uncompressed_size: int = ...) -> pa.Table:
+def last_batch_indexes(data: Any, *, max_uncompressed_size: int | None = None) -> pa.Table:
     """Per entry of a binary array: ``last_batch_index`` (int32, −1 when not
     batched), ``source`` and ``error`` by PIP-429's rules; a null index with an
     ``error`` when it cannot be found."""
@@ -531,7 +591,7 @@ def max_entry_position(entries: Any) -> tuple[int, int] | None:
 def find_by_publish_time(entries: Any, publish_time: int) -> tuple[int, int] | None:
     """Binary search (table order) for the first entry with ``publish_time`` ≥ the given one."""
 
-def keyed_messages(entries: Any, *, verify_checksum: bool = True, max_uncompressed_size: int = ...) -> pa.Table:
+def keyed_messages(entries: Any, *, options: CompactionOptions | None = None) -> pa.Table:
     """Keyed messages with values in topic order, chunked messages reassembled:
     ``partition, ledger_id, entry_id, batch_index, key, value, publish_time,
     event_time, error``."""
@@ -601,13 +661,14 @@ def parse_offload_name(name: str) -> OffloadNameDict | None:
 class OffloadOptions:
     """How entries are written as offload objects; building one checks it (an OptionsError).
 
-    - ``block_size`` (default None: 64 MiB, ``DEFAULT_BLOCK_SIZE``, for a ledger-based object,
-      whose largest block it is; 5 MiB, ``DEFAULT_STREAMING_BLOCK_SIZE``, for a streaming
-      object, whose smallest block it is): at most 2**31 - 1;
-    - ``managed_ledger_name`` (default ``"public/default/persistent/pulsar-entries"``): the
-      managed ledger a v1 index's ledger metadata names;
-    - ``ensemble`` (default None: two made-up bookies): the bookie ids of the ledger's ensemble;
-    - ``write_quorum``, ``ack_quorum`` (default None: 2, or the ensemble's size up to 2).
+    - ``block_size`` (default None): the block size; None picks 64 MiB (``DEFAULT_BLOCK_SIZE``) for a
+      ledger-based object, whose largest block it is, and 5 MiB (``DEFAULT_STREAMING_BLOCK_SIZE``) for
+      a streaming object, whose smallest block it is; at most 2**31 - 1;
+    - ``managed_ledger_name`` (default 'public/default/persistent/pulsar-entries'): the managed
+      ledger a v1 index's ledger metadata names;
+    - ``ensemble`` (default None): the bookie ids of the ledger's ensemble (None: two made-up bookies);
+    - ``write_quorum`` (default None): None is 2, or the ensemble's size up to 2;
+    - ``ack_quorum`` (default None): None is 2, or the ensemble's size up to 2.
 
     ``None`` (each keyword's default) means the core's default."""
 
@@ -615,7 +676,7 @@ class OffloadOptions:
         cls,
         *,
         block_size: int | None = None,
-        managed_ledger_name: str | None = DEFAULT_MANAGED_LEDGER,
+        managed_ledger_name: str | None = None,
         ensemble: Sequence[str] | None = None,
         write_quorum: int | None = None,
         ack_quorum: int | None = None,
@@ -790,10 +851,10 @@ class BookieClientOptions:
     def __new__(
         cls,
         *,
-        timeout_ms: int | None = DEFAULT_BOOKIE_TIMEOUT_MS,
-        connect_timeout_ms: int | None = DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS,
-        pipeline_depth: int | None = DEFAULT_BOOKIE_PIPELINE_DEPTH,
-        max_frame_bytes: int | None = DEFAULT_BOOKIE_MAX_FRAME_BYTES,
+        timeout_ms: int | None = None,
+        connect_timeout_ms: int | None = None,
+        pipeline_depth: int | None = None,
+        max_frame_bytes: int | None = None,
     ) -> BookieClientOptions: ...
     @property
     def timeout_ms(self) -> int: ...

@@ -72,7 +72,9 @@ def test_options_error():
     with pytest.raises(pe.OptionsError, match="max_pending must be at least 1"):
         pe.reassemble_chunks(pe.decode(table), max_pending=0)
     with pytest.raises(pe.OptionsError, match="unknown compaction order"):
-        _native.Compactor(order="random")
+        pe.Compactor(order="random")
+    with pytest.raises(pe.OptionsError, match="unknown utf8_errors"):
+        _native.DecodeOptions(utf8_errors="ignore")
     with pytest.raises(pe.OptionsError, match="unknown built-in strategy"):
         _native.NativeStrategy("coin_flip")
 

@@ -24,7 +24,7 @@ def script() -> ModuleType:
 
 def test_stub_and_readme_agree_with_the_core(script: ModuleType) -> None:
     core = script.core_defaults()
-    assert {"DecodeOptions", "ReassemblyOptions", "CompactionOptions", "BookieClientOptions"} <= set(core)
+    assert {"DecodeOptions", "ReassemblyOptions", "CompactionOptions", "BookieClientOptions", "OffloadOptions"} <= set(core)
     assert all(core.values()), core
     assert script.check() == []
 
@@ -39,7 +39,7 @@ def test_the_check_finds_a_wrong_default(script: ModuleType, monkeypatch: pytest
     assert len(problems) == 1 and "the README says -12345" in problems[0], problems
 
     stub = tmp_path / "_native.pyi"
-    stub.write_text(script.STUB.read_text().replace("max_pending: int | None = 100", "max_pending: int | None = 7"))
+    stub.write_text(script.STUB.read_text().replace("``max_pending`` (default 100)", "``max_pending`` (default 7)"))
     monkeypatch.setattr(script, "README", script.ROOT / "README.md")
     monkeypatch.setattr(script, "STUB", stub)
     assert any("stub shows 7" in p for p in script.check())

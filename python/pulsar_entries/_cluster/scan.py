@@ -103,13 +103,13 @@ class ReadCounter:
 # ------------------------------------------------------------------------------------- decoding
 
 
-def decode_entries(entries: pa.Table, options: Mapping[str, Any]) -> pa.Table:
+def decode_entries(entries: pa.Table, options: _native.DecodeOptions | None) -> pa.Table:
     """Entries (``ledger_id, entry_id, partition, data, error``) to messages, with
     the decode ``options``: the one place a range's entries are decoded."""
-    return decode_carrying(entries, **options)
+    return decode_carrying(entries, options=options)
 
 
-def output_schema(options: Mapping[str, Any], *, reassemble: bool = True) -> pa.Schema:
+def output_schema(options: _native.DecodeOptions | None, *, reassemble: bool = True) -> pa.Schema:
     """The schema of what :func:`scan_range` yields with these options."""
     decoded = decode_entries(ENTRY_SCHEMA.empty_table(), options)
     return _native.reassemble_chunks(decoded).schema if reassemble else decoded.schema
@@ -440,11 +440,9 @@ def _max_time(messages: pa.Table) -> int | None:
 def scan_range(
     rng: EntryRange,
     *,
-    decode_options: Mapping[str, Any] | None = None,
+    decode_options: _native.DecodeOptions | None = None,
     reassemble: bool = True,
-    max_pending: int | None = 100,
-    expire_after_ms: int | None = 60_000,
-    max_message_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    reassembly: _native.ReassemblyOptions | None = None,
     offload_filesystem: Any = None,
     offload_prefix: str = "",
     bookie_dirs: Sequence[str] | None = None,
@@ -456,7 +454,8 @@ def scan_range(
     messages whole, as :func:`pulsar_entries.reassemble_chunks` gives them over the
     topic. Tables of at most about ``slice_entries`` entries' messages, except while
     a chunked message is open (its span is held)."""
-    options = dict(decode_options or {})
+    options = decode_options
+    chunks = reassembly or _native.ReassemblyOptions()
     if reader is None:
         ledgers = [s.ledger for s in [*rng.segments, *rng.ahead]]
         try:
@@ -465,9 +464,6 @@ def scan_range(
             yield decode_entries(error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e)), options)
             return
     fs, prefix = offload_filesystem, offload_prefix
-    chunk_opts: dict[str, Any] = dict(
-        max_pending=max_pending, expire_after_ms=expire_after_ms, max_message_size=max_message_size
-    )
     if not reassemble:
         for entries in _coalesced(
             (t for seg in rng.segments for t in _segment_tables(seg, rng.partition, reader, fs, prefix, slice_entries)),
@@ -476,7 +472,7 @@ def scan_range(
             yield decode_entries(entries, options)
         return
 
-    pending = _Pending(max_pending, expire_after_ms)
+    pending = _Pending(chunks.max_pending, chunks.expire_after_ms)
     started: set[tuple[int, str]] = set()
     window: list[pa.Table] = []
 
@@ -485,7 +481,7 @@ def scan_range(
             table = pa.concat_tables(window) if len(window) > 1 else window[0]
             window.clear()
             if table.num_rows:
-                yield _native.reassemble_chunks(table, **chunk_opts)
+                yield _native.reassemble_chunks(table, options=chunks)
             # What the slice held goes back to the system, not to the allocator's caches: a task's
             # memory stays that of a slice, however long its range.
             pa.default_memory_pool().release_unused()

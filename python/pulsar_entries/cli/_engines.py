@@ -191,10 +191,12 @@ class LocalEngine(Engine):
 
     def decode_table(self, entries: pa.Table, **options: Any) -> pa.Table:
         """Decode in slices, with a progress bar on a terminal."""
+        processors = options.pop("processors", None)
+        opts = _native.DecodeOptions(**options)
         step = 4096
         parts = []
         for start in range(0, max(entries.num_rows, 1), step):
-            parts.append(decode_carrying(entries.slice(start, step), **options))
+            parts.append(decode_carrying(entries.slice(start, step), options=opts, processors=processors))
             if self.progress:
                 done = min(entries.num_rows, start + step)
                 width = 30

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ._arrow import ENTRY_COLUMNS, conform, from_spark, from_spark_schema, run_pass, spark_schema
 from ._chunks import reassemble_chunks
 from ._columns import entry_metadata, entry_timestamp, is_batch, last_batch_index, num_messages, verify_checksum
-from ._compaction import F_desc, compact, compacted_view, last_message_position, to_ledger_records
+from ._compaction import compact, compacted_view, last_message_position, to_ledger_records
 from ._datasource import PulsarEntriesDataSource, read_entries, register
 from ._decode import SLICE_BYTES, SLICE_ENTRIES, decode, message_schema, slices
 from ._seek import find_position_by_time
@@ -27,7 +27,6 @@ __all__ = [
     "ENTRY_COLUMNS",
     "SLICE_BYTES",
     "SLICE_ENTRIES",
-    "F_desc",
     "PulsarEntriesDataSource",
     "PulsarTopicDataSource",
     "compact",

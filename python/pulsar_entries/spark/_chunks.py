@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -11,7 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from .. import _native
-from ..chunks import ROLE_COLUMN, WATERMARK_COLUMN
+from ..chunks import _DEFAULTS, ROLE_COLUMN, WATERMARK_COLUMN, reassembly_options
 from ._arrow import (
     conform,
     from_spark,
@@ -36,9 +35,9 @@ from ._ranges import (
 def reassemble_chunks(
     df: DataFrame,
     *,
-    max_pending: int | None = 100,
-    expire_after_ms: int | None = 60_000,
-    max_message_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    max_pending: int | None = _DEFAULTS.max_pending,
+    expire_after_ms: int | None = _DEFAULTS.expire_after_ms,
+    max_message_size: int | None = None,
 ) -> DataFrame:
     """Rebuilds chunked messages (PIP-107) from decoded messages, as
     :func:`pulsar_entries.reassemble_chunks` does, with the same rows (in any order).
@@ -56,9 +55,8 @@ def reassemble_chunks(
     ``spark.catalog.clearCache()``.
     """
     df = with_partition(df)
-    opts: dict[str, Any] = dict(
-        max_pending=max_pending, expire_after_ms=expire_after_ms, max_message_size=max_message_size
-    )
+    # Building the options checks them (an OptionsError); they travel to the executors pickled.
+    options = reassembly_options(max_pending, expire_after_ms, max_message_size)
     ordered = topic_order(df)
     plan = plan_seeds(partition_ranges(ordered, with_publish_time=True))
     if plan is None:
@@ -84,7 +82,7 @@ def reassemble_chunks(
             batch = from_spark(batch)
             track_ranges(batch, seen)
             if r is None:
-                r = _native.PartitionReassembler(batch.schema, seeds=seeds.get(sp, {}), **opts)
+                r = _native.PartitionReassembler(batch.schema, seeds=seeds.get(sp, {}), options=options)
             yield from tagged_batches(r.push(batch), tagged_schema, large)
         if r is not None:
             yield from tagged_batches(r.finish(), tagged_schema, large)
@@ -99,7 +97,7 @@ def reassemble_chunks(
         batches = [from_spark(b) for b in table.to_batches()]
         if not batches:
             return spark_arrow_schema(out_schema, large).empty_table()
-        result = _native.finish_leftovers(pa.Table.from_batches(batches), final_watermarks=finals, **opts)
+        result = _native.finish_leftovers(pa.Table.from_batches(batches), final_watermarks=finals, options=options)
         target = spark_arrow_schema(out_schema, large)
         return pa.Table.from_batches([null_columns(b, target) for b in result.to_batches()], schema=target)
 

@@ -32,11 +32,11 @@ from ._transactions import aborted_transactions
 def compact(
     df: DataFrame,
     *,
-    order: str = "publish",
+    order: str | None = None,
     strategy: Any = None,
-    retain_null_key: bool = False,
-    verify_checksum: bool = True,
-    max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    retain_null_key: bool | None = None,
+    verify_checksum: bool | None = None,
+    max_uncompressed_size: int | None = None,
 ) -> DataFrame:
     """Compacts a DataFrame of entries as :func:`pulsar_entries.compact` does,
     with the same result, rows in any order.
@@ -57,25 +57,25 @@ def compact(
             verify_checksum=verify_checksum,
             max_uncompressed_size=max_uncompressed_size,
         )
-    opts: dict[str, Any] = dict(
-        retain_null_key=retain_null_key, verify_checksum=verify_checksum, max_uncompressed_size=max_uncompressed_size
+    # Building the options checks them (an OptionsError); they travel to the executors pickled.
+    options = _native.CompactionOptions(
+        order=order,
+        retain_null_key=retain_null_key,
+        verify_checksum=verify_checksum,
+        max_uncompressed_size=max_uncompressed_size,
     )
     entries = entry_frame(df)
     has_partition = "partition" in entries.columns
     entries = with_partition(entries)
 
     candidates = partial(
-        _native.compaction_candidates,
-        retain_null_key=retain_null_key,
-        verify_checksum=verify_checksum,
-        max_uncompressed_size=max_uncompressed_size,
-        aborted_transactions=aborted_transactions(entries),
+        _native.compaction_candidates, options=options, aborted_transactions=aborted_transactions(entries)
     )
     cands = entries.mapInArrow(map_batches(candidates), spark_schema(candidates(EMPTY_ENTRIES).schema))
-    survivor_schema = _native.SurvivorFolder(order=order).finish().schema
+    survivor_schema = _native.SurvivorFolder(order=options.order).finish().schema
 
     def fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from run_pass(_native.SurvivorFolder(order=order), batches)
+        yield from run_pass(_native.SurvivorFolder(order=options.order), batches)
 
     keyed = (
         cands.filter(F.col("key").isNotNull())
@@ -90,7 +90,7 @@ def compact(
         .agg(F.sort_array(F.collect_set("batch_index")).alias("retained"))
     )
     out_schema = compacted_schema(has_partition)
-    rebuild = partial(_native.rebuild_entries, **opts)
+    rebuild = partial(_native.rebuild_entries, options=options)
     joined = entries.join(retained, ["partition", "ledger_id", "entry_id"], "inner")
     rebuilt = joined.select("ledger_id", "entry_id", "data", "partition", "retained").mapInArrow(
         map_batches(rebuild, out_schema.names), spark_schema(out_schema)
@@ -103,12 +103,12 @@ def last_message_position(df: DataFrame) -> in_process.MessagePosition:
     """The last-message position of compacted entries (PIP-429), as
     :func:`pulsar_entries.last_message_position`: only the last entry is read."""
     cols = [c for c in ("ledger_id", "entry_id", "data", "partition") if c in df.columns]
-    order = [F_desc(c) for c in ("partition", "ledger_id", "entry_id") if c in cols]
+    order = [_desc(c) for c in ("partition", "ledger_id", "entry_id") if c in cols]
     last = df.select(*cols).orderBy(*order).limit(1).toArrow()
     return in_process.last_message_position(last)
 
 
-def F_desc(name: str) -> Any:
+def _desc(name: str) -> Any:
     """``name`` descending (a column expression)."""
     return F.col(name).desc()
 

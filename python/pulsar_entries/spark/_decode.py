@@ -23,12 +23,12 @@ def message_schema() -> StructType:
 def decode(
     df: DataFrame,
     *,
-    verify_checksum: bool = True,
-    keep_markers: bool = False,
-    max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    verify_checksum: bool | None = None,
+    keep_markers: bool | None = None,
+    max_uncompressed_size: int | None = None,
     processors: Any = None,
     columns: Sequence[str] | None = None,
-    utf8_errors: str = "replace",
+    utf8_errors: str | None = None,
     max_output_bytes: int | None = None,
 ) -> DataFrame:
     """Decodes a DataFrame of entries (``ledger_id``, ``entry_id``, ``data``,
@@ -59,16 +59,14 @@ def decode(
             raise ValueError(f"unknown decode columns {unknown}; the columns are {schema.names}")
         schema = StructType([schema[c] for c in columns])
     names = list(columns) if columns is not None else None
-    options: dict[str, Any] = dict(
+    # Checked once on the driver, not in every task: building the options is the check.
+    options = _native.DecodeOptions(
         verify_checksum=verify_checksum,
         keep_markers=keep_markers,
         max_uncompressed_size=max_uncompressed_size,
-        processors=processors,
         utf8_errors=utf8_errors,
         max_output_bytes=max_output_bytes,
     )
-    # Checked once on the driver, not in every task.
-    _native.decode(EMPTY_ENTRIES, utf8_errors=utf8_errors, max_output_bytes=max_output_bytes)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -76,7 +74,7 @@ def decode(
             # Slices keep a task's memory flat: Spark hands over up to
             # maxRecordsPerBatch entries, whose messages can be many times that.
             for part in slices(batch):
-                decoded = decode_carrying(from_spark_entries(part), names, **options)
+                decoded = decode_carrying(from_spark_entries(part), names, options=options, processors=processors)
                 if names is not None:
                     decoded = decoded.select(names)
                 for out in decoded.to_batches():

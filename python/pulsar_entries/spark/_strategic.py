@@ -45,10 +45,10 @@ def compact_with_strategy(
     df: DataFrame,
     strategy: Any,
     *,
-    order: str = "publish",
-    retain_null_key: bool = False,
-    verify_checksum: bool = True,
-    max_uncompressed_size: int = _native.DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    order: str | None = None,
+    retain_null_key: bool | None = None,
+    verify_checksum: bool | None = None,
+    max_uncompressed_size: int | None = None,
 ) -> DataFrame:
     """Strategic compaction of a DataFrame of entries, with exactly the rows of
     ``pulsar_entries.compact(entries, strategy=strategy, ...)`` in topic order.
@@ -74,15 +74,16 @@ def compact_with_strategy(
     position first. Strategic compaction works in publishing order only;
     ``order="event_time"`` raises ``ValueError`` as in-process.
     """
-    opts: dict[str, Any] = dict(
+    # Building the options checks them (an OptionsError); they travel to the executors pickled.
+    options = _native.CompactionOptions(
         order=order,
         retain_null_key=retain_null_key,
         verify_checksum=verify_checksum,
         max_uncompressed_size=max_uncompressed_size,
     )
-    # The in-process errors, on the driver: a bad order, a non-strategy.
+    # The in-process errors, on the driver: event-time order, a non-strategy.
     native_strategy(strategy)
-    _native.StrategicPartitionPass(**opts)
+    _native.StrategicPartitionPass(options=options)
     try:
         shipped = cloudpickle.dumps(strategy)
     except Exception as e:
@@ -97,7 +98,7 @@ def compact_with_strategy(
     # Skipped as the broker's strategic compactor never receives them.
     aborted = aborted_transactions(entries)
 
-    row_schema = _native.StrategicPartitionPass(**opts).finish().schema
+    row_schema = _native.StrategicPartitionPass(options=options).finish().schema
     spark_rows = spark_schema(row_schema)
 
     def partition_pass(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -110,12 +111,14 @@ def compact_with_strategy(
                     track_ranges(batch, seen)
                 yield batch
 
-        yield from run_pass(_native.StrategicPartitionPass(**opts, aborted_transactions=aborted), tracked(batches))
+        yield from run_pass(
+            _native.StrategicPartitionPass(options=options, aborted_transactions=aborted), tracked(batches)
+        )
         if expected is not None:
             check_ranges(sp, seen, expected.get(sp, {}))
 
     def fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        folder = _native.StrategicFolder(native_strategy(pickle.loads(shipped)), **opts)
+        folder = _native.StrategicFolder(native_strategy(pickle.loads(shipped)), options=options)
         yield from run_pass(folder, batches)
 
     rows = ordered.mapInArrow(partition_pass, spark_rows)
@@ -131,9 +134,7 @@ def compact_with_strategy(
         F.collect_list(F.when(F.col("note").isNull(), F.struct("batch_index", "value"))).alias("slots"),
     )
     out_schema = compacted_schema(has_partition)
-    rebuild = partial(
-        _native.strategic_rebuild, verify_checksum=verify_checksum, max_uncompressed_size=max_uncompressed_size
-    )
+    rebuild = partial(_native.strategic_rebuild, options=options)
     joined = entries.join(per_entry, list(POSITION), "inner")
     rebuilt = joined.select("ledger_id", "entry_id", "partition", "data", "note", "slots").mapInArrow(
         map_batches(rebuild, out_schema.names), spark_schema(out_schema)

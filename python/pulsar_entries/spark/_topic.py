@@ -241,7 +241,7 @@ class PulsarTopicPlainReader(DataSourceReader):
             offload_prefix=prefix,
             bookie_dirs=opts.bookie_dirs,
             timeout=opts.timeout,
-            **opts.chunks,
+            reassembly=opts.chunks,
         ):
             if opts.topic_schemas:
                 table = typed(table, opts.topic_schemas[topic], value_column=opts.value_column)

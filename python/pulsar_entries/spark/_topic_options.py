@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, overload
 
 import pyarrow as pa
 
@@ -18,6 +18,7 @@ from .._cluster import TopicLayout, open_store, topic_layout
 from .._cluster.admin import AdminRest, check_timeout, is_admin_url
 from .._cluster.scan import output_schema
 from .._redact import MASK, filesystem_from_uri, redact_uri
+from ..chunks import _DEFAULTS, reassembly_options
 from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
 
 #: Options the source reads (case-insensitive, as Spark passes them).
@@ -58,7 +59,11 @@ OPTIONS = (
 TIME_COLUMNS = {"publish_time": "publish_time", "broker_timestamp": "broker_timestamp"}
 
 
-def _bool(name: str, value: str | None, default: bool) -> bool:
+@overload
+def _bool(name: str, value: str | None, default: bool) -> bool: ...
+@overload
+def _bool(name: str, value: str | None, default: None) -> bool | None: ...
+def _bool(name: str, value: str | None, default: bool | None) -> bool | None:
     if value is None:
         return default
     v = str(value).strip().lower()
@@ -247,9 +252,9 @@ class TopicOptions:
     start: tuple[int, int] | None
     end: tuple[int, int] | None
     read_compacted: bool
-    decode: dict[str, Any]
+    decode: _native.DecodeOptions
     reassemble: bool
-    chunks: dict[str, Any]
+    chunks: _native.ReassemblyOptions
     read_ahead: int
     entries_per_partition: int
     offload_path: str | None
@@ -310,36 +315,25 @@ class TopicOptions:
                 "pulsar: give one of the options metadataUrl ('zk:host:2181', 'rocksdb:/path') or adminUrl "
                 "('http://broker:8080')"
             )
-        utf8 = get("utf8Errors") or "replace"
-        decode: dict[str, Any] = dict(
-            verify_checksum=_bool("verifyChecksum", get("verifyChecksum"), True),
-            keep_markers=_bool("keepMarkers", get("keepMarkers"), False),
-            max_uncompressed_size=_int(
-                "maxUncompressedSize", get("maxUncompressedSize"), _native.DEFAULT_MAX_UNCOMPRESSED_SIZE, minimum=1
-            ),
-            utf8_errors=utf8,
+        # Building the options checks them (an OptionsError names a bad one), here on the driver; an
+        # option not given is the core's default.
+        decode = _native.DecodeOptions(
+            verify_checksum=_bool("verifyChecksum", get("verifyChecksum"), None),
+            keep_markers=_bool("keepMarkers", get("keepMarkers"), None),
+            max_uncompressed_size=_int("maxUncompressedSize", get("maxUncompressedSize"), None, minimum=1),
+            utf8_errors=get("utf8Errors") or None,
             max_output_bytes=_int("maxOutputBytes", get("maxOutputBytes"), None, minimum=1),
         )
-        # The decoder checks its own options (utf8Errors, ...) here, on the driver.
-        _native.decode(
-            pa.table(
-                {
-                    "ledger_id": pa.array([], pa.int64()),
-                    "entry_id": pa.array([], pa.int64()),
-                    "data": pa.array([], pa.binary()),
-                }
+        chunks = reassembly_options(
+            max_pending=_int(
+                "maxPendingChunkedMessage", get("maxPendingChunkedMessage"), _DEFAULTS.max_pending, minimum=1
             ),
-            utf8_errors=utf8,
-            max_output_bytes=decode["max_output_bytes"],
-        )
-        chunks: dict[str, Any] = dict(
-            max_pending=_int("maxPendingChunkedMessage", get("maxPendingChunkedMessage"), 100, minimum=1),
             expire_after_ms=_int(
-                "expireTimeOfIncompleteChunkedMessageMs", get("expireTimeOfIncompleteChunkedMessageMs"), 60_000
+                "expireTimeOfIncompleteChunkedMessageMs",
+                get("expireTimeOfIncompleteChunkedMessageMs"),
+                _DEFAULTS.expire_after_ms,
             ),
-            max_message_size=_int(
-                "maxMessageSize", get("maxMessageSize"), _native.DEFAULT_MAX_UNCOMPRESSED_SIZE, minimum=1
-            ),
+            max_message_size=_int("maxMessageSize", get("maxMessageSize"), None, minimum=1),
         )
         timeout = get("timeout")
         seconds = 30.0 if timeout is None else check_timeout("option timeout", timeout.strip())

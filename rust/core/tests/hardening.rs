@@ -16,7 +16,6 @@ use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use pulsar_entries_core::chunks::{Reassembler, ReassemblyOptions};
 use pulsar_entries_core::format::encode::frame_entry;
-use pulsar_entries_core::options::decode_options_with;
 use pulsar_entries_core::proto;
 use pulsar_entries_core::{
     encode_entry, message_schema, Codec, DecodeOptions, Decoder, EncodeOptions, EntryId, EntryView,
@@ -177,7 +176,7 @@ fn invalid_utf8_is_replaced_by_default_and_the_batch_keeps_every_message() {
 
 #[test]
 fn utf8_errors_error_makes_the_entry_one_error_row_naming_the_field() {
-    let opts = decode_options_with(true, false, 1 << 20, "error", None).unwrap();
+    let opts = DecodeOptions::try_new(true, false, 1 << 20, Utf8Errors::Error, None).unwrap();
     let out = decode(&[bad_batch(), bad_single()], opts);
     assert_eq!(out.num_rows(), 2);
     let errors = strings(&out, "error");
@@ -185,12 +184,12 @@ fn utf8_errors_error_makes_the_entry_one_error_row_naming_the_field() {
     assert!(first.contains("`producer_name` is not UTF-8"), "{first}");
     let second = errors[1].as_deref().unwrap();
     assert!(second.contains("is not UTF-8"), "{second}");
-    let e = decode_options_with(true, false, 1, "ignore", None).unwrap_err();
+    let e = "ignore".parse::<Utf8Errors>().unwrap_err();
     assert!(
         e.to_string().contains("unknown utf8_errors \"ignore\""),
         "{e}"
     );
-    assert!(decode_options_with(true, false, 1, "replace", Some(0)).is_err());
+    assert!(DecodeOptions::try_new(true, false, 1, Utf8Errors::Replace, Some(0)).is_err());
 }
 
 /// A tiny entry claiming `codec` with a 256 MiB uncompressed size.
@@ -349,7 +348,7 @@ fn max_output_bytes_budgets_one_call_and_resets_after_finish() {
         )
         .unwrap()
     };
-    let opts = decode_options_with(true, false, 1 << 20, "replace", Some(2500)).unwrap();
+    let opts = DecodeOptions::DEFAULT.with_max_uncompressed_size(1 << 20).with_max_output_bytes(Some(2500));
     let data = vec![entry(1000), entry(1000), entry(1000), entry(400)];
     let out = decode(&data, opts);
     let errors = strings(&out, "error");

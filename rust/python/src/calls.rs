@@ -98,28 +98,4 @@ functions! {
     find_position_by_offset "(entries, offset)";
     /// The table with `message_id` (serialized) and `message_id_str` (Java's text) appended.
     with_message_ids "(table)";
-    /// The (most, least) ids of the transactions the entries' markers abort, sorted.
-    aborted_transactions "(entries)";
-    /// The last message of a compacted ledger: (ledger, entry, batch index, publish time, source).
-    compacted_last_position "(entries, *, max_uncompressed_size=...)";
-    /// The topic's last message: (ledger, entry, batch index, publish time), or None.
-    topic_last_position "(entries)";
-    /// The largest (ledger, entry), or None.
-    max_entry_position "(entries)";
-    /// The first (ledger, entry) of a compacted ledger at or after `publish_time`, or None.
-    find_by_publish_time "(entries, publish_time)";
-    /// Compacted entries as the records of a ledger (ledger_id, entry_id, record).
-    to_ledger_records "(entries)";
-    /// Ledger records back as entries.
-    from_ledger_records "(records)";
-    /// Every message with its key, in publish order (a TableView's input).
-    keyed_messages "(entries, *, verify_checksum=True, max_uncompressed_size=...)";
-    /// The candidates a partition of entries offers for compaction (Spark's first step).
-    compaction_candidates "(entries, *, retain_null_key=False, reduce_for_publish_order=False, verify_checksum=True, max_uncompressed_size=..., aborted_transactions=None)";
-    /// The compacted entries, rebuilt from the survivors (Spark's last step).
-    rebuild_entries "(entries, *, retain_null_key=False, verify_checksum=True, max_uncompressed_size=...)";
-    /// The compacted entries of a strategic compaction, rebuilt (Spark's last step).
-    strategic_rebuild "(entries, *, verify_checksum=True, max_uncompressed_size=...)";
-    /// Rebuilds chunked messages from decoded rows (topic order).
-    reassemble_chunks "(messages, *, max_pending=100, expire_after_ms=60000, max_message_size=...)";
 }

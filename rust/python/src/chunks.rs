@@ -3,37 +3,45 @@
 
 use std::collections::HashMap;
 
-use pulsar_entries_core::chunks::{self, ReassemblyOptions};
+use pulsar_entries_core::chunks::{self, ReassemblyOptions as Limits};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 
-use crate::convert::{batches_and_schema, with_kwargs, Table};
+use crate::convert::{batches_and_schema, Table};
 use crate::errors::{detach, Result};
+use crate::options::ReassemblyOptions;
 use crate::pass::batch_pass;
 
-/// The limits of `function` ([`Kwargs::reassembly`]).
-fn limits(
-    function: &'static str,
-    options: Option<&Bound<'_, PyDict>>,
-) -> Result<ReassemblyOptions> {
-    with_kwargs(function, options, |kw| kw.reassembly())
+/// The core limits of an optional `ReassemblyOptions` (`None`: the defaults).
+fn limits(options: Option<PyRef<'_, ReassemblyOptions>>) -> Limits {
+    options.map_or(Limits::DEFAULT, |o| o.0)
+}
+
+/// Rebuilds chunked messages from decoded rows (topic order).
+#[pyfunction]
+#[pyo3(signature = (messages, *, options=None))]
+pub fn reassemble_chunks(
+    py: Python<'_>,
+    messages: AnyRecordBatch,
+    options: Option<PyRef<'_, ReassemblyOptions>>,
+) -> Result<Table> {
+    let (opts, (schema, batches)) = (limits(options), batches_and_schema(messages)?);
+    let (out, schema) = detach(py, "reassemble_chunks", "PulsarEntriesError", || {
+        chunks::reassemble_table(schema, &batches, opts)
+    })??;
+    Ok(Table(out, schema))
 }
 
 /// The partition pass of a distributed reassembly (see `pulsar_entries.chunks`).
 #[pyfunction]
-#[pyo3(signature = (messages, *, seeds=None, **options))]
-#[pyo3(
-    text_signature = "(messages, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
-)]
+#[pyo3(signature = (messages, *, seeds=None, options=None))]
 pub fn reassemble_partition(
     py: Python<'_>,
     messages: AnyRecordBatch,
     seeds: Option<HashMap<i32, i64>>,
-    options: Option<&Bound<'_, PyDict>>,
+    options: Option<PyRef<'_, ReassemblyOptions>>,
 ) -> Result<(Table, Table)> {
-    let opts = limits("reassemble_partition", options)?;
-    let (_, batches) = batches_and_schema(messages)?;
+    let (opts, (_, batches)) = (limits(options), batches_and_schema(messages)?);
     let seeds = seeds.unwrap_or_default();
     // The core refuses an input without batches: the first one's schema is the input's.
     let result = detach(py, "reassemble_partition", "PulsarEntriesError", || {
@@ -41,38 +49,31 @@ pub fn reassemble_partition(
     })??;
     let input = batches[0].schema();
     let done = Table(result.done, chunks::output_schema(&input));
-    Ok((
-        done,
-        Table(vec![result.leftovers], chunks::leftover_schema(&input)),
-    ))
+    let leftovers = Table(vec![result.leftovers], chunks::leftover_schema(&input));
+    Ok((done, leftovers))
 }
 
 batch_pass! {
     /// The partition pass, streaming: `push(batch)` and `finish()` each give
     /// `(done, leftovers)` tables.
     PartitionReassembler(batch): chunks::PartitionReassembler;
-    #[pyo3(signature = (schema, *, seeds=None, **options), text_signature = "(schema, *, seeds=None, max_pending=100, expire_after_ms=60000, max_message_size=...)")]
-    fn new(_failure, schema: pyo3_arrow::PySchema, seeds: Option<HashMap<i32, i64>>, **options) {
-        let opts = limits("PartitionReassembler", options)?;
+    #[pyo3(signature = (schema, *, seeds=None, options=None))]
+    fn new(_failure, schema: pyo3_arrow::PySchema, seeds: Option<HashMap<i32, i64>>, options: Option<PyRef<'_, ReassemblyOptions>>) {
         let seeds = seeds.unwrap_or_default();
-        chunks::PartitionReassembler::new(schema.into_inner(), opts, &seeds)?
+        chunks::PartitionReassembler::new(schema.into_inner(), limits(options), &seeds)?
     }
 }
 
 /// Decides the messages handed on by `reassemble_partition`.
 #[pyfunction]
-#[pyo3(signature = (leftovers, *, final_watermarks=None, **options))]
-#[pyo3(
-    text_signature = "(leftovers, *, final_watermarks=None, max_pending=100, expire_after_ms=60000, max_message_size=...)"
-)]
+#[pyo3(signature = (leftovers, *, final_watermarks=None, options=None))]
 pub fn finish_leftovers(
     py: Python<'_>,
     leftovers: AnyRecordBatch,
     final_watermarks: Option<HashMap<i32, i64>>,
-    options: Option<&Bound<'_, PyDict>>,
+    options: Option<PyRef<'_, ReassemblyOptions>>,
 ) -> Result<Table> {
-    let opts = limits("finish_leftovers", options)?;
-    let (schema, batches) = batches_and_schema(leftovers)?;
+    let (opts, (schema, batches)) = (limits(options), batches_and_schema(leftovers)?);
     let finals = final_watermarks.unwrap_or_default();
     let out = if batches.iter().all(|b| b.num_rows() == 0) {
         vec![]

@@ -1,6 +1,5 @@
 //! Bindings for reading a live cluster: the read-only BookKeeper client and
-//! a bookie's own files. (The metadata-store node formats are core functions
-//! over plain values: [`crate::calls`].)
+//! a bookie's own files.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -14,94 +13,34 @@ use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
 
 use crate::errors::{detach, Error, Result};
+use crate::options::{count, options_class};
 use crate::pass::Failure;
-use pyo3::types::IntoPyDict;
 
 const D: ClientOptions = ClientOptions::DEFAULT;
 
-/// How a [`BookieReader`] talks to bookies: the core's `ClientOptions`,
-/// checked when built.
-#[pyclass(frozen, get_all, eq, module = "pulsar_entries._native")]
-#[derive(PartialEq, Clone)]
-pub struct BookieClientOptions {
-    timeout_ms: u64,
-    connect_timeout_ms: u64,
-    pipeline_depth: usize,
-    max_frame_bytes: usize,
-}
-
-/// The fields of an options class, in its signature's order.
-const FIELDS: &[&str] = &[
-    "timeout_ms",
-    "connect_timeout_ms",
-    "pipeline_depth",
-    "max_frame_bytes",
-];
-
-/// `Class(field=value, ...)`: an options object's repr, its `fields` read back.
-pub fn options_repr(o: &Bound<'_, PyAny>, fields: &[&str]) -> PyResult<String> {
-    let each = |f: &&str| Ok(format!("{f}={}", o.getattr(*f)?.repr()?));
-    let shown = fields.iter().map(each).collect::<PyResult<Vec<_>>>()?;
-    Ok(format!("{}({})", o.get_type().name()?, shown.join(", ")))
-}
-
-/// How an options object pickles: `functools.partial(type(o), **fields)()`.
-pub fn options_reduce<'py>(
-    o: &Bound<'py, PyAny>,
-    fields: &[&str],
-) -> PyResult<(Bound<'py, PyAny>, ())> {
-    let py = o.py();
-    let kw = fields
-        .iter()
-        .map(|f| Ok((*f, o.getattr(*f)?)))
-        .collect::<PyResult<Vec<_>>>()?;
-    let partial = py.import("functools")?.getattr("partial")?;
-    Ok((
-        partial.call((o.get_type(),), Some(&kw.into_py_dict(py)?))?,
-        (),
-    ))
-}
-
-impl BookieClientOptions {
-    fn core(&self) -> Result<ClientOptions> {
-        let (t, c) = (self.timeout_ms, self.connect_timeout_ms);
-        Ok(ClientOptions::try_new(
-            t,
-            c,
-            self.pipeline_depth,
-            self.max_frame_bytes,
-        )?)
-    }
-}
-
-#[pymethods]
-impl BookieClientOptions {
-    /// `None`: the core's default.
-    #[new]
+options_class! {
+    /// How a [`BookieReader`] talks to bookies (the core's `ClientOptions`).
+    BookieClientOptions(ClientOptions);
     #[pyo3(signature = (*, timeout_ms=None, connect_timeout_ms=None, pipeline_depth=None, max_frame_bytes=None))]
     fn new(
-        timeout_ms: Option<u64>,
-        connect_timeout_ms: Option<u64>,
-        pipeline_depth: Option<usize>,
-        max_frame_bytes: Option<usize>,
-    ) -> Result<Self> {
-        let ms = |d: std::time::Duration| d.as_millis() as u64;
-        let o = Self {
-            timeout_ms: timeout_ms.unwrap_or(ms(D.request_timeout)),
-            connect_timeout_ms: connect_timeout_ms.unwrap_or(ms(D.connect_timeout)),
-            pipeline_depth: pipeline_depth.unwrap_or(D.pipeline_depth),
-            max_frame_bytes: max_frame_bytes.unwrap_or(D.max_frame_bytes),
-        };
-        o.core()?;
-        Ok(o)
+        timeout_ms: Option<i64>,
+        connect_timeout_ms: Option<i64>,
+        pipeline_depth: Option<i64>,
+        max_frame_bytes: Option<i64>,
+    ) {
+        let ms = |d: Duration| d.as_millis() as u64;
+        ClientOptions::try_new(
+            count("timeout_ms", timeout_ms)?.unwrap_or(ms(D.request_timeout)),
+            count("connect_timeout_ms", connect_timeout_ms)?.unwrap_or(ms(D.connect_timeout)),
+            count("pipeline_depth", pipeline_depth)?.unwrap_or(D.pipeline_depth),
+            count("max_frame_bytes", max_frame_bytes)?.unwrap_or(D.max_frame_bytes),
+        )?
     }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        options_repr(slf.as_any(), FIELDS)
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, ())> {
-        options_reduce(slf.as_any(), FIELDS)
+    |o| {
+        timeout_ms: u64 = o.request_timeout.as_millis() as u64,
+        connect_timeout_ms: u64 = o.connect_timeout.as_millis() as u64,
+        pipeline_depth: usize = o.pipeline_depth,
+        max_frame_bytes: usize = o.max_frame_bytes,
     }
 }
 
@@ -151,7 +90,7 @@ impl BookieReader {
         bookies: Option<HashMap<String, String>>,
         options: Option<PyRef<BookieClientOptions>>,
     ) -> Result<Self> {
-        let opts = options.map_or(Ok(D), |o| o.core())?;
+        let opts = options.map_or(D, |o| o.0.clone());
         let client = BookieClient::with_addresses(opts, bookies.unwrap_or_default());
         Ok(Self {
             client: Mutex::new(client),

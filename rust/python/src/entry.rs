@@ -1,32 +1,29 @@
 //! Entries: decode (its processors may be Python's) and per-entry metadata.
-//! (Parsing, encoding and stamping entries are core functions over plain
-//! values and tables: [`crate::calls`].)
 
 use pulsar_entries_core::decode::binary::binary_values;
 use pulsar_entries_core::decode::entry_metadata::{entry_metadata as build, entry_metadata_schema};
-use pulsar_entries_core::kwargs::Kwargs;
 use pulsar_entries_core::Decoder;
 use pyo3::prelude::*;
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::convert::{with_kwargs, KwDict, Table};
+use crate::convert::Table;
+use crate::options::DecodeOptions;
 use crate::errors::{detach, Result};
 use crate::processors::{processors_from, ProcessorSpec};
 
 /// Decodes entries (an Arrow table, record batch or stream) into a
-/// `pyarrow.Table` of messages; `options` are [`Kwargs::decode`]'s and
-/// `columns`.
+/// `pyarrow.Table` of messages, keeping only `columns` when given.
 #[pyfunction]
-#[pyo3(signature = (entries, *, processors=None, **options))]
+#[pyo3(signature = (entries, *, processors=None, options=None, columns=None))]
 pub fn decode(
     py: Python<'_>,
     entries: AnyRecordBatch,
     processors: Option<Vec<ProcessorSpec>>,
-    options: Option<KwDict>,
+    options: Option<PyRef<'_, DecodeOptions>>,
+    columns: Option<Vec<String>>,
 ) -> Result<Table> {
-    let read = |kw: &mut Kwargs| Ok((kw.decode()?, kw.strings("columns")?));
-    let (opts, columns) = with_kwargs("decode", options, read)?;
+    let opts = options.map_or(pulsar_entries_core::DecodeOptions::DEFAULT, |o| o.0);
     let processors = processors_from(processors)?;
     let reader = entries.into_reader()?;
     // Python processors take the GIL back only for the entries they decode.

@@ -22,6 +22,7 @@ mod entry;
 mod errors;
 mod metadata;
 mod offload;
+mod options;
 mod pass;
 mod processors;
 mod typed;
@@ -35,7 +36,7 @@ mod _native {
     use super::*;
 
     #[pymodule_export]
-    use chunks::{finish_leftovers, reassemble_partition, PartitionReassembler};
+    use chunks::{finish_leftovers, reassemble_chunks, reassemble_partition, PartitionReassembler};
     #[pymodule_export]
     use cluster::{read_bookie_dirs, BookieClientOptions, BookieReader};
     #[pymodule_export]
@@ -44,7 +45,15 @@ mod _native {
         SurvivorFolder,
     };
     #[pymodule_export]
+    use compaction::{
+        aborted_transactions, compacted_last_position, compaction_candidates, find_by_publish_time,
+        from_ledger_records, keyed_messages, max_entry_position, rebuild_entries, strategic_rebuild,
+        to_ledger_records, topic_last_position,
+    };
+    #[pymodule_export]
     use entry::{decode, entry_metadata};
+    #[pymodule_export]
+    use options::{CompactionOptions, DecodeOptions, ReassemblyOptions};
     #[pymodule_export]
     use metadata::{
         ledger_metadata, ledger_node_from_text, parse_offload_name, partition_name,
@@ -62,17 +71,8 @@ mod _native {
     #[pymodule_export]
     const DEFAULT_MAX_UNCOMPRESSED_SIZE: usize = pulsar_entries_core::DEFAULT_MAX_UNCOMPRESSED_SIZE;
 
-    // The defaults of `BookieClientOptions` and `OffloadOptions`, named in the stub.
-    use pulsar_entries_core::bookkeeper::ClientOptions as Bk;
+    // The defaults of `OffloadOptions` that `pulsar_entries.offload` names.
     use pulsar_entries_core::offload::OffloadOptions as Off;
-    #[pymodule_export]
-    const DEFAULT_BOOKIE_TIMEOUT_MS: u64 = Bk::DEFAULT.request_timeout.as_millis() as u64;
-    #[pymodule_export]
-    const DEFAULT_BOOKIE_CONNECT_TIMEOUT_MS: u64 = Bk::DEFAULT.connect_timeout.as_millis() as u64;
-    #[pymodule_export]
-    const DEFAULT_BOOKIE_PIPELINE_DEPTH: usize = Bk::DEFAULT.pipeline_depth;
-    #[pymodule_export]
-    const DEFAULT_BOOKIE_MAX_FRAME_BYTES: usize = Bk::DEFAULT.max_frame_bytes;
     #[pymodule_export]
     const DEFAULT_OFFLOAD_BLOCK_SIZE: usize = Off::DEFAULT_BLOCK_SIZE;
     #[pymodule_export]

@@ -20,7 +20,7 @@ use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::cluster::{options_reduce, options_repr};
+use crate::options::{options_reduce, options_repr};
 use crate::convert::{batches, Table};
 use crate::errors::{detach, Result};
 

@@ -86,14 +86,13 @@ where
 
 /// A pyclass over a core [`BatchPass`]: `$class(input name of push)` holding
 /// `$inner`, built by the constructor body (which sees the class's
-/// [`Failure`] as `$failure`, and `**name`, when it ends the arguments, as
-/// the keyword dict `name`).
+/// [`Failure`] as `$failure`).
 macro_rules! batch_pass {
     (
         $(#[$meta:meta])*
         $class:ident($push_arg:ident): $inner:ty;
         #[pyo3($($pyo3:tt)*)]
-        fn new($failure:ident $(, $arg:ident: $ty:ty)* $(, **$kwargs:ident)? $(,)?) $body:block
+        fn new($failure:ident $(, $arg:ident: $ty:ty)* $(,)?) $body:block
     ) => {
         $(#[$meta])*
         #[pyclass(module = "pulsar_entries._native")]
@@ -108,7 +107,6 @@ macro_rules! batch_pass {
             #[pyo3($($pyo3)*)]
             fn new(
                 $($arg: $ty,)*
-                $($kwargs: Option<&Bound<'_, pyo3::types::PyDict>>)?
             ) -> $crate::errors::Result<Self> {
                 let $failure = $crate::pass::Failure::default();
                 let inner = $body;

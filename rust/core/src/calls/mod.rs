@@ -136,18 +136,6 @@ pub static FUNCTIONS: &[Function] = &[
     function!(find_position_by_time("entries", "time")),
     function!(find_position_by_offset("entries", "offset")),
     function!(with_message_ids("table")),
-    function!(aborted_transactions("entries")),
-    function!(compacted_last_position("entries")),
-    function!(topic_last_position("entries")),
-    function!(max_entry_position("entries")),
-    function!(find_by_publish_time("entries", "publish_time")),
-    function!(to_ledger_records("entries")),
-    function!(from_ledger_records("records")),
-    function!(keyed_messages("entries")),
-    function!(compaction_candidates("entries")),
-    function!(rebuild_entries("entries")),
-    function!(strategic_rebuild("entries")),
-    function!(reassemble_chunks("messages")),
 ];
 
 #[cfg(test)]

@@ -98,15 +98,6 @@ pub(super) fn with_message_ids<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
 
 // ---------------------------------------------------------------- compaction
 
-pub(super) fn aborted_transactions<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let mut found: Vec<_> = aborted_in(input(kw, "entries")?)?.into_iter().collect();
-    found.sort_unstable();
-    Ok(list(
-        found
-            .into_iter()
-            .map(|(most, least)| tuple([most.into(), least.into()])),
-    ))
-}
 
 /// `(ledger, entry, batch index, publish time)`, then `extra`.
 fn message_position(p: &MessagePosition, extra: Option<&'static str>) -> Value<'static> {
@@ -118,19 +109,7 @@ fn message_position(p: &MessagePosition, extra: Option<&'static str>) -> Value<'
     )
 }
 
-pub(super) fn compacted_last_position<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let entries = input(kw, "entries")?;
-    let max_size = kw.max_size("max_uncompressed_size")?;
-    let found = lookup::compacted_last_position(entries, max_size)?;
-    Ok(found
-        .map(|(p, s)| message_position(&p, Some(source_name(s))))
-        .into())
-}
 
-pub(super) fn topic_last_position<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let found = lookup::topic_last_position(input(kw, "entries")?)?;
-    Ok(found.map(|p| message_position(&p, None)).into())
-}
 
 fn entry_position(found: Option<(i64, i64)>) -> Value<'static> {
     found
@@ -138,61 +117,13 @@ fn entry_position(found: Option<(i64, i64)>) -> Value<'static> {
         .into()
 }
 
-pub(super) fn max_entry_position<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    Ok(entry_position(lookup::max_entry_position(input(
-        kw, "entries",
-    )?)?))
-}
 
-pub(super) fn find_by_publish_time<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let entries = input(kw, "entries")?;
-    let found = lookup::find_by_publish_time(entries, kw.required("publish_time")?)?;
-    Ok(entry_position(found))
-}
 
-pub(super) fn to_ledger_records<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let records = |b: &_| records::to_ledger_records(b).map(Some);
-    per_batch(input(kw, "entries")?, records_schema(), records)
-}
 
-pub(super) fn from_ledger_records<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let entries = |b: &_| records::from_ledger_records(b).map(Some);
-    per_batch(input(kw, "records")?, parsed_records_schema(), entries)
-}
 
-pub(super) fn keyed_messages<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let entries = input(kw, "entries")?;
-    let out = keyed(entries, publish(kw, false)?)?;
-    Ok(table(out, keyed_schema()))
-}
 
-pub(super) fn compaction_candidates<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let entries = input(kw, "entries")?;
-    let opts = publish(kw, true)?;
-    let reduce = kw.flag("reduce_for_publish_order", false)?;
-    let aborted: HashSet<_> = kw.aborted_transactions()?;
-    let candidates = |b: &_| distributed::candidates(b, &opts, reduce, &aborted).map(Some);
-    per_batch(entries, candidate_schema(), candidates)
-}
 
-pub(super) fn rebuild_entries<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let entries = input(kw, "entries")?;
-    let opts = publish(kw, true)?;
-    let partition = |b: &RecordBatch| b.schema().column_with_name("partition").is_some();
-    let schema = output_schema(entries.first().is_some_and(partition));
-    per_batch(entries, schema, |b| distributed::rebuild(b, &opts))
-}
 
-pub(super) fn strategic_rebuild<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let entries = input(kw, "entries")?;
-    let opts = publish(kw, false)?;
-    per_batch(entries, sd::rebuild_schema(), |b| sd::rebuild(b, &opts))
-}
 
 // ---------------------------------------------------------------- chunks
 
-pub(super) fn reassemble_chunks<'v>(kw: &mut Kwargs<'v>) -> Result<Value<'v>> {
-    let (schema, batches) = kw.required_table("messages")?;
-    let (out, schema) = chunks::reassemble_table(schema.clone(), batches, kw.reassembly()?)?;
-    Ok(table(out, schema))
-}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{EntryError, Result};
-use crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
+use crate::format::compression::{size_limit, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 
 pub const STATUS_COMPLETE: &str = "complete";
 pub const STATUS_INCOMPLETE: &str = "incomplete";
@@ -39,16 +39,60 @@ pub struct ReassemblyOptions {
 
 impl Default for ReassemblyOptions {
     fn default() -> Self {
-        ReassemblyOptions {
-            max_pending: Some(100),
-            expire_after_ms: Some(60_000),
-            max_message_size: DEFAULT_MAX_UNCOMPRESSED_SIZE,
-        }
+        Self::DEFAULT
     }
 }
 
 impl ReassemblyOptions {
-    pub(super) fn validate(&self) -> Result<()> {
+    /// The defaults: 100 messages pending, expired after 60 s of stream
+    /// time, messages up to [`DEFAULT_MAX_UNCOMPRESSED_SIZE`].
+    pub const DEFAULT: Self = ReassemblyOptions {
+        max_pending: Some(100),
+        expire_after_ms: Some(60_000),
+        max_message_size: DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    };
+
+    /// Options from every field, checked ([`Self::validate`]).
+    pub fn try_new(
+        max_pending: Option<usize>,
+        expire_after_ms: Option<i64>,
+        max_message_size: usize,
+    ) -> Result<Self> {
+        Self {
+            max_pending,
+            expire_after_ms,
+            max_message_size,
+        }
+        .checked()
+    }
+
+    /// `self`, once [`Self::validate`] accepts it.
+    pub fn checked(self) -> Result<Self> {
+        self.validate().map(|()| self)
+    }
+
+    #[must_use]
+    pub fn with_max_pending(mut self, v: Option<usize>) -> Self {
+        self.max_pending = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_expire_after_ms(mut self, v: Option<i64>) -> Self {
+        self.expire_after_ms = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_max_message_size(mut self, v: usize) -> Self {
+        self.max_message_size = v;
+        self
+    }
+
+    /// `max_pending` at least 1 and `expire_after_ms` not negative when set,
+    /// `max_message_size` within [`size_limit`]'s cap.
+    pub fn validate(&self) -> Result<()> {
+        size_limit("max_message_size", self.max_message_size)?;
         if self.max_pending == Some(0) {
             return Err(EntryError::Options(
                 "max_pending must be at least 1 (None means unlimited)".into(),

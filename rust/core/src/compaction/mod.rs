@@ -83,6 +83,16 @@ pub enum Order {
     EventTime,
 }
 
+impl Order {
+    /// The order's name, as [`FromStr`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Publish => "publish",
+            Order::EventTime => "event_time",
+        }
+    }
+}
+
 impl FromStr for Order {
     type Err = EntryError;
     fn from_str(s: &str) -> Result<Self, EntryError> {
@@ -97,7 +107,7 @@ impl FromStr for Order {
 }
 
 /// Options shared by both phases.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactOptions {
     pub order: Order,
     /// Keep messages without a key (`topicCompactionRetainNullKey`; Pulsar's
@@ -110,11 +120,68 @@ pub struct CompactOptions {
 
 impl Default for CompactOptions {
     fn default() -> Self {
-        CompactOptions {
-            order: Order::Publish,
-            retain_null_key: false,
-            verify_checksum: true,
-            max_uncompressed_size: crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE,
+        Self::DEFAULT
+    }
+}
+
+impl CompactOptions {
+    /// The defaults: publish order, null keys dropped, checksums verified,
+    /// payloads up to the default decompressed size.
+    pub const DEFAULT: Self = CompactOptions {
+        order: Order::Publish,
+        retain_null_key: false,
+        verify_checksum: true,
+        max_uncompressed_size: crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    };
+
+    /// Options from every field, checked ([`Self::validate`]).
+    pub fn try_new(
+        order: Order,
+        retain_null_key: bool,
+        verify_checksum: bool,
+        max_uncompressed_size: usize,
+    ) -> Result<Self, EntryError> {
+        Self {
+            order,
+            retain_null_key,
+            verify_checksum,
+            max_uncompressed_size,
         }
+        .checked()
+    }
+
+    /// `max_uncompressed_size` within the cap.
+    pub fn validate(&self) -> Result<(), EntryError> {
+        let size = self.max_uncompressed_size;
+        crate::format::compression::size_limit("max_uncompressed_size", size).map(|_| ())
+    }
+
+    /// `self`, once [`Self::validate`] accepts it.
+    pub fn checked(self) -> Result<Self, EntryError> {
+        self.validate().map(|()| self)
+    }
+
+    #[must_use]
+    pub fn with_order(mut self, v: Order) -> Self {
+        self.order = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_retain_null_key(mut self, v: bool) -> Self {
+        self.retain_null_key = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_verify_checksum(mut self, v: bool) -> Self {
+        self.verify_checksum = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_max_uncompressed_size(mut self, v: usize) -> Self {
+        self.max_uncompressed_size = v;
+        self
     }
 }

@@ -28,9 +28,7 @@ use crate::processor::registry::Processors;
 use super::columns::{null_array, Columns, RowKind, Span, ValueColumn, Want, COLUMNS};
 use super::schema::{message_schema, txn_status_column};
 
-/// The largest `max_uncompressed_size` accepted: keeps every output column's
-/// 32-bit offsets safe whatever one entry holds.
-pub const MAX_UNCOMPRESSED_SIZE_CAP: usize = 1 << 30;
+pub use crate::format::compression::MAX_UNCOMPRESSED_SIZE_CAP;
 /// Pending output bytes after which a record batch is cut.
 const FLUSH_BYTES: usize = 64 << 20;
 

@@ -17,6 +17,22 @@ use crate::error::{EntryError, FormatError, Result};
 /// Default bound on one decompressed payload.
 pub const DEFAULT_MAX_UNCOMPRESSED_SIZE: usize = 256 * 1024 * 1024;
 
+/// The largest size limit accepted (`max_uncompressed_size`,
+/// `max_message_size`): keeps every output column's 32-bit offsets safe
+/// whatever one entry holds.
+pub const MAX_UNCOMPRESSED_SIZE_CAP: usize = 1 << 30;
+
+/// `value` when it is at most [`MAX_UNCOMPRESSED_SIZE_CAP`]; else an
+/// options error naming the option.
+pub fn size_limit(name: &str, value: usize) -> Result<usize> {
+    if value > MAX_UNCOMPRESSED_SIZE_CAP {
+        return Err(EntryError::Options(format!(
+            "{name} {value} exceeds the supported maximum {MAX_UNCOMPRESSED_SIZE_CAP}"
+        )));
+    }
+    Ok(value)
+}
+
 /// Pulsar's `CompressionType` (field 8 of MessageMetadata).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Codec {

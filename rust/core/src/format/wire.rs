@@ -32,6 +32,21 @@ pub enum Utf8Errors {
     Error,
 }
 
+impl std::str::FromStr for Utf8Errors {
+    type Err = EntryError;
+
+    /// `replace` or `error` (any case).
+    fn from_str(name: &str) -> Result<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "replace" => Ok(Utf8Errors::Replace),
+            "error" => Ok(Utf8Errors::Error),
+            _ => Err(EntryError::Options(format!(
+                "unknown utf8_errors {name:?}; expected \"replace\" or \"error\""
+            ))),
+        }
+    }
+}
+
 impl Utf8Errors {
     pub fn name(self) -> &'static str {
         match self {

@@ -26,7 +26,7 @@ impl Kwargs<'_> {
         let retain = with_retain && self.flag("retain_null_key", false)?;
         let verify = self.flag("verify_checksum", true)?;
         let max_size = self.max_size("max_uncompressed_size")?;
-        Ok(options::compact_options(order, retain, verify, max_size)?)
+        Ok(CompactOptions::try_new(order.parse()?, retain, verify, max_size)?)
     }
 
     /// Reassembly options: `max_pending` (100), `expire_after_ms` (60 000),
@@ -35,11 +35,7 @@ impl Kwargs<'_> {
         let max_pending = self.opt_int("max_pending", Some(100))?;
         let expire_after_ms = self.opt_int("expire_after_ms", Some(60_000))?;
         let max_message_size = self.max_size("max_message_size")?;
-        Ok(options::reassembly_options(
-            max_pending,
-            expire_after_ms,
-            max_message_size,
-        )?)
+        Ok(ReassemblyOptions::try_new(max_pending, expire_after_ms, max_message_size)?)
     }
 
     /// Decode options: `verify_checksum` (true), `keep_markers` (false),
@@ -50,13 +46,7 @@ impl Kwargs<'_> {
         let max_size = self.max_size("max_uncompressed_size")?;
         let utf8 = self.text("utf8_errors", "replace")?;
         let budget = self.opt_int("max_output_bytes", None)?;
-        Ok(options::decode_options_with(
-            verify,
-            keep_markers,
-            max_size,
-            utf8,
-            budget,
-        )?)
+        Ok(DecodeOptions::try_new(verify, keep_markers, max_size, utf8.parse()?, budget)?)
     }
 
     /// Encode options (`batch` as given): `compression` (`none`),

@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
-use crate::error::Result;
-use crate::format::compression::DEFAULT_MAX_UNCOMPRESSED_SIZE;
+use crate::error::{EntryError, Result};
+use crate::format::compression::{size_limit, DEFAULT_MAX_UNCOMPRESSED_SIZE};
 use crate::format::frame::EntryView;
 use crate::format::metadata::{MessageMetadataView, Properties};
 use crate::format::wire::Utf8Errors;
@@ -216,7 +216,7 @@ pub struct EntryId {
 }
 
 /// What `decode` is asked to do; processors see it in [`EntryContext`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeOptions {
     pub verify_checksum: bool,
     pub keep_markers: bool,
@@ -232,12 +232,83 @@ pub struct DecodeOptions {
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions {
-            verify_checksum: true,
-            keep_markers: false,
-            max_uncompressed_size: DEFAULT_MAX_UNCOMPRESSED_SIZE,
-            utf8_errors: Utf8Errors::Replace,
-            max_output_bytes: None,
+        Self::DEFAULT
+    }
+}
+
+impl DecodeOptions {
+    /// The defaults: checksums verified, markers dropped, payloads up to
+    /// [`DEFAULT_MAX_UNCOMPRESSED_SIZE`], bad UTF-8 replaced, no output budget.
+    pub const DEFAULT: Self = DecodeOptions {
+        verify_checksum: true,
+        keep_markers: false,
+        max_uncompressed_size: DEFAULT_MAX_UNCOMPRESSED_SIZE,
+        utf8_errors: Utf8Errors::Replace,
+        max_output_bytes: None,
+    };
+
+    /// Options from every field, checked ([`Self::validate`]).
+    pub fn try_new(
+        verify_checksum: bool,
+        keep_markers: bool,
+        max_uncompressed_size: usize,
+        utf8_errors: Utf8Errors,
+        max_output_bytes: Option<usize>,
+    ) -> Result<Self> {
+        Self {
+            verify_checksum,
+            keep_markers,
+            max_uncompressed_size,
+            utf8_errors,
+            max_output_bytes,
         }
+        .checked()
+    }
+
+    /// `max_uncompressed_size` within [`size_limit`]'s cap, `max_output_bytes`
+    /// at least 1 when set.
+    pub fn validate(&self) -> Result<()> {
+        size_limit("max_uncompressed_size", self.max_uncompressed_size)?;
+        if self.max_output_bytes == Some(0) {
+            return Err(EntryError::Options(
+                "max_output_bytes must be at least 1 (None means no budget)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `self`, once [`Self::validate`] accepts it.
+    pub fn checked(self) -> Result<Self> {
+        self.validate().map(|()| self)
+    }
+
+    #[must_use]
+    pub fn with_verify_checksum(mut self, v: bool) -> Self {
+        self.verify_checksum = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_keep_markers(mut self, v: bool) -> Self {
+        self.keep_markers = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_max_uncompressed_size(mut self, v: usize) -> Self {
+        self.max_uncompressed_size = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_utf8_errors(mut self, v: Utf8Errors) -> Self {
+        self.utf8_errors = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_max_output_bytes(mut self, v: Option<usize>) -> Self {
+        self.max_output_bytes = v;
+        self
     }
 }

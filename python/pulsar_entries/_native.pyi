@@ -19,14 +19,14 @@ from ._dicts import OutputMessageDict as OutputMessageDict
 Millis: TypeAlias = int | datetime.datetime
 
 __all__ = [
-    "BookieClientOptions",
-    "BookieReader",
-    "CompactionOptions",
-    "Compactor",
     "DEFAULT_MANAGED_LEDGER",
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
     "DEFAULT_OFFLOAD_BLOCK_SIZE",
     "DEFAULT_STREAMING_BLOCK_SIZE",
+    "BookieClientOptions",
+    "BookieReader",
+    "CompactionOptions",
+    "Compactor",
     "DataError",
     "DecodeOptions",
     "EntryFormatError",

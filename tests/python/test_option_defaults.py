@@ -24,7 +24,9 @@ def script() -> ModuleType:
 
 def test_stub_and_readme_agree_with_the_core(script: ModuleType) -> None:
     core = script.core_defaults()
-    assert {"DecodeOptions", "ReassemblyOptions", "CompactionOptions", "BookieClientOptions", "OffloadOptions"} <= set(core)
+    assert {"DecodeOptions", "ReassemblyOptions", "CompactionOptions", "BookieClientOptions", "OffloadOptions"} <= set(
+        core
+    )
     assert all(core.values()), core
     assert script.check() == []
 

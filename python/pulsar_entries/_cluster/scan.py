@@ -455,7 +455,7 @@ def scan_range(
     topic. Tables of at most about ``slice_entries`` entries' messages, except while
     a chunked message is open (its span is held)."""
     options = decode_options
-    chunks = reassembly or _native.ReassemblyOptions()
+    limits = reassembly or _native.ReassemblyOptions()
     if reader is None:
         ledgers = [s.ledger for s in [*rng.segments, *rng.ahead]]
         try:
@@ -472,7 +472,7 @@ def scan_range(
             yield decode_entries(entries, options)
         return
 
-    pending = _Pending(chunks.max_pending, chunks.expire_after_ms)
+    pending = _Pending(limits.max_pending, limits.expire_after_ms)
     started: set[tuple[int, str]] = set()
     window: list[pa.Table] = []
 
@@ -481,7 +481,7 @@ def scan_range(
             table = pa.concat_tables(window) if len(window) > 1 else window[0]
             window.clear()
             if table.num_rows:
-                yield _native.reassemble_chunks(table, options=chunks)
+                yield _native.reassemble_chunks(table, options=limits)
             # What the slice held goes back to the system, not to the allocator's caches: a task's
             # memory stays that of a slice, however long its range.
             pa.default_memory_pool().release_unused()
@@ -523,7 +523,7 @@ def _read_ahead(
     reader: Any,
     fs: Any,
     prefix: str,
-    options: Mapping[str, Any],
+    options: _native.DecodeOptions | None,
     pending: _Pending,
     window: list[pa.Table],
 ) -> Iterator[pa.Table]:

@@ -1,5 +1,5 @@
-"""The core's functions over plain values and tables, as ``_native`` exports them: module functions
-with Python's signatures and argument binding, bytes-likes and Arrow tables as arguments."""
+"""The native functions: typed pyo3 functions with real signatures, arguments bound and checked by pyo3
+before any work, bytes-likes and Arrow tables as arguments."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_bytes_likes_and_arrow_tables_cross() -> None:
     entry = encode_entry([{"value": b"v"}], publish_time=1)
     for data in (entry, bytearray(entry), memoryview(entry)):
         assert parse_entry(data)["payload"] == b"v"
-    with pytest.raises(TypeError, match=r"^parse_entry\(\) argument 'data' must be bytes, not str$"):
+    with pytest.raises(TypeError, match=r"expected bytes, bytearray or memoryview, not str\nwhile processing 'data'"):
         parse_entry("x")  # type: ignore[arg-type]
     table = pa.table({"ledger_id": [1, 1], "entry_id": [0, 1], "data": [entry, entry]})
     for t in (table, table.to_batches()[0], table.to_reader()):
@@ -52,3 +52,43 @@ def test_bytes_likes_and_arrow_tables_cross() -> None:
     # pyo3-arrow's own error for an object that is not Arrow data.
     with pytest.raises(ValueError, match=r"__arrow_c_array__ or __arrow_c_stream__"):
         _native.max_entry_position([1, 2])
+
+
+def test_every_native_function_has_a_real_signature() -> None:
+    functions = [f for f in vars(_native).values() if callable(f) and type(f).__name__ == "builtin_function_or_method"]
+    assert len(functions) >= 40
+    for f in functions:
+        params = inspect.signature(f).parameters
+        assert all(p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL for p in params.values()), f
+    sig = inspect.signature(_native.encode_entry)
+    assert list(sig.parameters)[:3] == ["messages", "batch", "compression"]
+    assert sig.parameters["compression"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert sig.parameters["compression"].default is None
+    assert str(inspect.signature(_native.decode)) == "(entries, *, processors=None, options=None, columns=None)"
+
+
+def test_a_misspelled_keyword_fails_before_any_work() -> None:
+    """pyo3 binds every argument before the body runs: a call with a typo reads no entry and computes
+    nothing (the old shims ran the body, then refused the leftover keyword)."""
+    batches = []
+
+    def entries() -> pa.RecordBatchReader:
+        table = pa.table({"ledger_id": [1], "entry_id": [0], "data": [encode_entry([{"key": "k"}])]})
+
+        def each() -> object:
+            for b in table.to_batches():
+                batches.append(b)
+                yield b
+
+        return pa.RecordBatchReader.from_batches(table.schema, each())
+
+    with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'optoins'"):
+        _native.compaction_candidates(entries(), optoins=None)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"while processing 'options'"):
+        _native.decode(entries(), options={"verify_checksum": False})  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError, match=r"'str' object cannot be interpreted as an integer\nwhile processing 'sequence_id'"
+    ):
+        _native.encode_entry([{"value": b"x"}], sequence_id="7")  # type: ignore[arg-type]
+    assert batches == []
+    assert _native.compaction_candidates(entries()).num_rows == 1 and len(batches) == 1

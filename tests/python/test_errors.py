@@ -86,7 +86,9 @@ def test_an_int_option_out_of_range_is_an_options_error_naming_the_value():
     with pytest.raises(pe.OptionsError, match=r"argument 'max_uncompressed_size' .* not -5"):
         pe.decode(pe.entries_table([GOOD]), max_uncompressed_size=-5)
     # A value of another type stays Python's TypeError.
-    with pytest.raises(TypeError, match=r"argument 'sequence_id' must be a non-negative int, not str"):
+    with pytest.raises(
+        TypeError, match=r"'str' object cannot be interpreted as an integer\nwhile processing 'sequence_id'"
+    ):
         pe.encode_entry([{"value": b"x"}], sequence_id="7")
 
 

@@ -25,13 +25,11 @@
 //! 6. [`layout`]: a topic's storage layout, resolved from its metadata store.
 
 pub mod bookkeeper;
-pub mod calls;
 pub mod chunks;
 pub mod compaction;
 pub mod decode;
 pub mod error;
 pub mod format;
-pub mod kwargs;
 pub mod layout;
 pub mod metadata_store;
 pub mod offload;
@@ -41,7 +39,6 @@ pub mod processor;
 pub mod schema;
 pub mod seek;
 pub mod stamp;
-pub mod value;
 
 /// Owned protobuf types generated from `proto/pulsar_entries.proto`.
 pub mod proto {

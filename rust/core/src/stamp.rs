@@ -41,7 +41,7 @@ impl StampError {
 }
 
 /// Now, in ms since the epoch (0 before it).
-pub(crate) fn clock_ms() -> u64 {
+pub fn clock_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

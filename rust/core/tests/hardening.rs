@@ -348,7 +348,9 @@ fn max_output_bytes_budgets_one_call_and_resets_after_finish() {
         )
         .unwrap()
     };
-    let opts = DecodeOptions::DEFAULT.with_max_uncompressed_size(1 << 20).with_max_output_bytes(Some(2500));
+    let opts = DecodeOptions::DEFAULT
+        .with_max_uncompressed_size(1 << 20)
+        .with_max_output_bytes(Some(2500));
     let data = vec![entry(1000), entry(1000), entry(1000), entry(400)];
     let out = decode(&data, opts);
     let errors = strings(&out, "error");

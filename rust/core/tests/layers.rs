@@ -34,9 +34,7 @@ const LAYERS: &[&[&str]] = &[
         "schema",
     ],
     &["layout"],
-    &["options", "pass", "value"],
-    &["kwargs"],
-    &["calls"],
+    &["options", "pass"],
 ];
 
 /// The layer that must not mention Arrow.

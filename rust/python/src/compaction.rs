@@ -12,12 +12,16 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use pulsar_entries_core::compaction::builtin::BuiltinStrategy;
 use pulsar_entries_core::compaction::compactor::{aborted_in, output_schema};
-use pulsar_entries_core::compaction::distributed::{self, candidate_schema, SurvivorFolder as Folder};
+use pulsar_entries_core::compaction::distributed::{
+    self, candidate_schema, SurvivorFolder as Folder,
+};
 use pulsar_entries_core::compaction::keyed::{keyed_messages as keyed, keyed_schema};
 use pulsar_entries_core::compaction::lookup::{self, source_name};
 use pulsar_entries_core::compaction::position::MessagePosition;
 use pulsar_entries_core::compaction::records::{self, parsed_records_schema, records_schema};
-use pulsar_entries_core::compaction::strategic_distributed::{self as sd, PartitionPass, StrategicFold};
+use pulsar_entries_core::compaction::strategic_distributed::{
+    self as sd, PartitionPass, StrategicFold,
+};
 use pulsar_entries_core::compaction::strategy::Strategy;
 use pulsar_entries_core::compaction::topic::TopicCompactor;
 use pulsar_entries_core::compaction::{CompactOptions, Order};
@@ -225,7 +229,10 @@ fn per_batch<B: IntoIterator<Item = RecordBatch> + Send>(
     let batches = batches(input)?;
     let schema = schema(&batches);
     let out = detach(py, name, "PulsarEntriesError", || {
-        batches.iter().map(&f).collect::<pulsar_entries_core::Result<Vec<_>>>()
+        batches
+            .iter()
+            .map(&f)
+            .collect::<pulsar_entries_core::Result<Vec<_>>>()
     })??;
     Ok(Table(out.into_iter().flatten().collect(), schema))
 }
@@ -245,6 +252,9 @@ pub fn aborted_transactions(py: Python<'_>, entries: AnyRecordBatch) -> Result<V
 /// `(ledger, entry, batch index, publish time)` of a message.
 type Position = (i64, i64, i32, u64);
 
+/// A [`Position`] and where it was found.
+type Sourced = (i64, i64, i32, u64, &'static str);
+
 fn position(p: &MessagePosition) -> Position {
     (p.ledger_id, p.entry_id, p.batch_index, p.publish_time)
 }
@@ -256,7 +266,7 @@ pub fn compacted_last_position(
     py: Python<'_>,
     entries: AnyRecordBatch,
     max_uncompressed_size: Option<usize>,
-) -> Result<Option<(i64, i64, i32, u64, &'static str)>> {
+) -> Result<Option<Sourced>> {
     let batches = batches(entries)?;
     let size = max_uncompressed_size.unwrap_or(CompactOptions::DEFAULT.max_uncompressed_size);
     let found = detach(py, "compacted_last_position", "PulsarEntriesError", || {
@@ -286,8 +296,14 @@ pub fn max_entry_position(entries: AnyRecordBatch) -> Result<Option<(i64, i64)>>
 
 /// The first (ledger, entry) of a compacted ledger at or after `publish_time`, or None.
 #[pyfunction]
-pub fn find_by_publish_time(entries: AnyRecordBatch, publish_time: u64) -> Result<Option<(i64, i64)>> {
-    Ok(lookup::find_by_publish_time(&batches(entries)?, publish_time)?)
+pub fn find_by_publish_time(
+    entries: AnyRecordBatch,
+    publish_time: u64,
+) -> Result<Option<(i64, i64)>> {
+    Ok(lookup::find_by_publish_time(
+        &batches(entries)?,
+        publish_time,
+    )?)
 }
 
 /// Compacted entries as the records of a ledger (ledger_id, entry_id, record).
@@ -301,7 +317,13 @@ pub fn to_ledger_records(py: Python<'_>, entries: AnyRecordBatch) -> Result<Tabl
 #[pyfunction]
 pub fn from_ledger_records(py: Python<'_>, records: AnyRecordBatch) -> Result<Table> {
     let f = |b: &RecordBatch| records::from_ledger_records(b).map(Some);
-    per_batch(py, "from_ledger_records", records, |_| parsed_records_schema(), f)
+    per_batch(
+        py,
+        "from_ledger_records",
+        records,
+        |_| parsed_records_schema(),
+        f,
+    )
 }
 
 /// Every message with its key, in publish order (a TableView's input).
@@ -313,7 +335,9 @@ pub fn keyed_messages(
     options: Option<PyRef<'_, CompactionOptions>>,
 ) -> Result<Table> {
     let (opts, batches) = (compact(options), batches(entries)?);
-    let out = detach(py, "keyed_messages", "PulsarEntriesError", || keyed(&batches, opts))??;
+    let out = detach(py, "keyed_messages", "PulsarEntriesError", || {
+        keyed(&batches, opts)
+    })??;
     Ok(Table(out, keyed_schema()))
 }
 
@@ -331,7 +355,13 @@ pub fn compaction_candidates(
     let f = |b: &RecordBatch| {
         distributed::candidates(b, &opts, reduce_for_publish_order, &aborted).map(Some)
     };
-    per_batch(py, "compaction_candidates", entries, |_| candidate_schema(), f)
+    per_batch(
+        py,
+        "compaction_candidates",
+        entries,
+        |_| candidate_schema(),
+        f,
+    )
 }
 
 /// The compacted entries, rebuilt from the survivors (Spark's last step).
@@ -347,7 +377,9 @@ pub fn rebuild_entries(
         let first = b.first();
         output_schema(first.is_some_and(|b| b.schema().column_with_name("partition").is_some()))
     };
-    per_batch(py, "rebuild_entries", entries, partition, |b| distributed::rebuild(b, &opts))
+    per_batch(py, "rebuild_entries", entries, partition, |b| {
+        distributed::rebuild(b, &opts)
+    })
 }
 
 /// The compacted entries of a strategic compaction, rebuilt (Spark's last step).
@@ -359,7 +391,13 @@ pub fn strategic_rebuild(
     options: Option<PyRef<'_, CompactionOptions>>,
 ) -> Result<Table> {
     let opts = compact(options);
-    per_batch(py, "strategic_rebuild", entries, |_| sd::rebuild_schema(), |b| sd::rebuild(b, &opts))
+    per_batch(
+        py,
+        "strategic_rebuild",
+        entries,
+        |_| sd::rebuild_schema(),
+        |b| sd::rebuild(b, &opts),
+    )
 }
 
 // ---------------------------------------------------------------- positions

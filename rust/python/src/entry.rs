@@ -8,8 +8,8 @@ use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
 use crate::convert::Table;
-use crate::options::DecodeOptions;
 use crate::errors::{detach, Result};
+use crate::options::DecodeOptions;
 use crate::processors::{processors_from, ProcessorSpec};
 
 /// Decodes entries (an Arrow table, record batch or stream) into a

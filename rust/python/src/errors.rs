@@ -7,16 +7,12 @@
 //! the class for each core error and exports them from `_native` too.
 
 use pulsar_entries_core::bookkeeper::BookKeeperError;
-use pulsar_entries_core::calls::CallError;
 use pulsar_entries_core::compaction::lookup::LookupError;
-use pulsar_entries_core::kwargs::ArgsError;
 use pulsar_entries_core::metadata_store::MetadataError;
 use pulsar_entries_core::offload::OffloadError;
 use pulsar_entries_core::schema::SchemaError;
 use pulsar_entries_core::stamp::StampError;
-use pulsar_entries_core::value::input::InputError;
 use pulsar_entries_core::{EntryError, ErrorKind};
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
@@ -95,43 +91,6 @@ impl From<MetadataError> for Error {
                 Error::Py(pyo3::exceptions::PyLookupError::new_err(text))
             }
             e => Error::Raise(class_of(e.kind(), "DataError"), e.to_string()),
-        }
-    }
-}
-
-/// A value of the wrong type is Python's `TypeError`.
-impl From<InputError> for Error {
-    fn from(e: InputError) -> Self {
-        match e {
-            InputError::Type(text) => Error::Py(PyTypeError::new_err(text)),
-            InputError::UnknownKey(text) => Error::Raise("InputSchemaError", text),
-            InputError::Range(text) => Error::Raise("OptionsError", text),
-        }
-    }
-}
-
-/// Keyword arguments: a wrong type is Python's `TypeError`, the rest the core's.
-impl From<ArgsError> for Error {
-    fn from(e: ArgsError) -> Self {
-        match e {
-            ArgsError::Input(e) => e.into(),
-            ArgsError::Entry(e) => e.into(),
-            ArgsError::BookKeeper(e) => e.into(),
-        }
-    }
-}
-
-/// Each layer's error, as that layer's.
-impl From<CallError> for Error {
-    fn from(e: CallError) -> Self {
-        match e {
-            CallError::Args(e) => e.into(),
-            CallError::Entry(e) => e.into(),
-            CallError::Metadata(e) => e.into(),
-            CallError::BookKeeper(e) => e.into(),
-            CallError::Schema(e) => e.into(),
-            CallError::Lookup(e) => e.into(),
-            CallError::Stamp(e) => e.into(),
         }
     }
 }

@@ -13,13 +13,14 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod calls;
 mod chunks;
 mod cluster;
 mod compaction;
 mod convert;
 mod entry;
 mod errors;
+mod format;
+mod inputs;
 mod metadata;
 mod offload;
 mod options;
@@ -41,19 +42,24 @@ mod _native {
     use cluster::{read_bookie_dirs, BookieClientOptions, BookieReader};
     #[pymodule_export]
     use compaction::{
+        aborted_transactions, compacted_last_position, compaction_candidates, find_by_publish_time,
+        from_ledger_records, keyed_messages, max_entry_position, rebuild_entries,
+        strategic_rebuild, to_ledger_records, topic_last_position,
+    };
+    #[pymodule_export]
+    use compaction::{
         last_batch_indexes, CompactorPy, NativeStrategy, StrategicFolder, StrategicPartitionPass,
         SurvivorFolder,
     };
     #[pymodule_export]
-    use compaction::{
-        aborted_transactions, compacted_last_position, compaction_candidates, find_by_publish_time,
-        from_ledger_records, keyed_messages, max_entry_position, rebuild_entries, strategic_rebuild,
-        to_ledger_records, topic_last_position,
-    };
-    #[pymodule_export]
     use entry::{decode, entry_metadata};
     #[pymodule_export]
-    use options::{CompactionOptions, DecodeOptions, ReassemblyOptions};
+    use format::{
+        builtin_processor, deserialize_message_id, encode_chunked, encode_entry,
+        encode_kafka_batch, encode_kafka_control_batch, encode_kop_entry, find_position_by_offset,
+        find_position_by_time, message_at, parse_entry, parse_metadata, pulsar_messages,
+        serialize_message_id, set_broker_entry_metadata, single_message, stamp, with_message_ids,
+    };
     #[pymodule_export]
     use metadata::{
         ledger_metadata, ledger_node_from_text, parse_offload_name, partition_name,
@@ -65,6 +71,8 @@ mod _native {
         offload_blocks, parse_offload_index, read_offload_blocks, read_offload_object,
         write_offload_ledger, write_offload_streaming, OffloadOptions,
     };
+    #[pymodule_export]
+    use options::{CompactionOptions, DecodeOptions, ReassemblyOptions};
     #[pymodule_export]
     use typed::typed_decode;
 
@@ -83,7 +91,6 @@ mod _native {
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-        calls::register(m)?;
         errors::register(m)
     }
 }

@@ -20,9 +20,9 @@ use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyArray;
 
-use crate::options::{options_reduce, options_repr};
 use crate::convert::{batches, Table};
 use crate::errors::{detach, Result};
+use crate::options::{options_reduce, options_repr};
 
 /// How entries are written as offload objects (the core's `OffloadOptions`),
 /// checked when built.

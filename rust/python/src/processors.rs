@@ -1,7 +1,7 @@
 //! Payload processors from Python: the list `pulsar_entries.processors`
 //! checks and passes, the context a Python processor receives, and the
 //! bridge that runs a Python `process(payload, context)` inside the Rust
-//! decode loop. (The context's helpers are core functions: [`crate::calls`].)
+//! decode loop. (The context's helpers are in [`crate::format`].)
 //!
 //! `decode` runs with the GIL released; the bridge takes it back only for an
 //! entry a Python processor was selected for, converts the returned message
@@ -15,15 +15,14 @@ use pulsar_entries_core::processor::input::{messages, OwnedMessage};
 use pulsar_entries_core::processor::{
     builtin, EntryContext, PayloadProcessor, Processors, Selector, Sink,
 };
-use pulsar_entries_core::value::input::owned_message;
 use pulsar_entries_core::EntryError;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyType};
 
-use crate::convert::from_py;
 use crate::errors::Result;
+use crate::inputs::owned_message;
 
 /// A processor as `pulsar_entries.processors` passes it: a built-in's name,
 /// or a Python processor's `(name, entry_property, object)`.
@@ -103,7 +102,7 @@ impl PayloadProcessor for PyProcessor {
                 }
                 let mut out = Vec::new();
                 for (i, item) in result.try_iter()?.enumerate() {
-                    out.push(owned_message(&from_py(&item?)?, i)?);
+                    out.push(owned_message(&item?, i)?);
                 }
                 Ok(out)
             };

@@ -348,7 +348,9 @@ def main() -> int:
                         layout = _cluster.resolve_topic(TOPIC, store)
                     finally:
                         store.close()
-                    reader = _native.BookieReader(layout.bookies, pipeline_depth=depth)
+                    reader = _native.BookieReader(
+                        layout.bookies, options=_native.BookieClientOptions(pipeline_depth=depth)
+                    )
                     box.append(pa.concat_tables(list(_cluster.iter_layout(layout, reader=reader))))
                     return 0, 0, 0
 

@@ -43,6 +43,7 @@ class MessageId:
         self,
         ledger_id: int,
         entry_id: int,
+        *,
         partition: int = -1,
         batch_index: int = -1,
         batch_size: int | None = None,
@@ -97,8 +98,9 @@ class MessageId:
         Raises EntryFormatError on bad bytes."""
         ledger_id, entry_id, partition, batch_index, batch_size, first = _native.deserialize_message_id(data)
         if first is None:
-            return MessageId(ledger_id, entry_id, partition, batch_index, batch_size)
-        return ChunkMessageId(MessageId(*first), MessageId(ledger_id, entry_id, partition))
+            return MessageId(ledger_id, entry_id, partition=partition, batch_index=batch_index, batch_size=batch_size)
+        fl, fe, fp = first
+        return ChunkMessageId(MessageId(fl, fe, partition=fp), MessageId(ledger_id, entry_id, partition=partition))
 
     def __str__(self) -> str:
         text = f"{self.ledger_id}:{self.entry_id}:{self.partition}"
@@ -129,7 +131,12 @@ class MessageId:
         return hash(self._key())
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (type(self), (self.ledger_id, self.entry_id, self.partition, self.batch_index, self.batch_size))
+        return (_message_id, (self.ledger_id, self.entry_id, self.partition, self.batch_index, self.batch_size))
+
+
+def _message_id(ledger_id: int, entry_id: int, partition: int, batch_index: int, batch_size: int | None) -> MessageId:
+    """A :class:`MessageId` from its fields in order (how one unpickles)."""
+    return MessageId(ledger_id, entry_id, partition=partition, batch_index=batch_index, batch_size=batch_size)
 
 
 class ChunkMessageId(MessageId):
@@ -151,16 +158,17 @@ class ChunkMessageId(MessageId):
                 raise TypeError(f"ChunkMessageId expects two MessageIds, got {type(half).__name__}")
         if first.batch_index != -1 or last.batch_index != -1:
             raise InputSchemaError("chunks are never batched: both halves need batch_index -1")
-        super().__init__(last.ledger_id, last.entry_id, last.partition)
+        super().__init__(last.ledger_id, last.entry_id, partition=last.partition)
         object.__setattr__(self, "_first", (first.ledger_id, first.entry_id, first.partition))
 
     @property
     def first(self) -> MessageId:
-        return MessageId(*self._first)
+        fl, fe, fp = self._first
+        return MessageId(fl, fe, partition=fp)
 
     @property
     def last(self) -> MessageId:
-        return MessageId(self.ledger_id, self.entry_id, self.partition)
+        return MessageId(self.ledger_id, self.entry_id, partition=self.partition)
 
     def _parts(self) -> tuple[int, int, int, int, int | None, tuple[int, int, int] | None]:
         return (*self._key(), None, self._first)
@@ -170,7 +178,9 @@ class ChunkMessageId(MessageId):
 
     def __repr__(self) -> str:
         (fl, fe, fp), (ll, le, lp) = self._first, (self.ledger_id, self.entry_id, self.partition)
-        return f"ChunkMessageId(first=MessageId({fl}, {fe}, {fp}), last=MessageId({ll}, {le}, {lp}))"
+        return (
+            f"ChunkMessageId(first=MessageId({fl}, {fe}, partition={fp}), last=MessageId({ll}, {le}, partition={lp}))"
+        )
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.first, self.last))
@@ -184,4 +194,4 @@ def seek_position(message_id: MessageId) -> MessageId:
     if not isinstance(message_id, MessageId):
         raise TypeError("seek_position expects a MessageId or ChunkMessageId")
     m = message_id
-    return MessageId(m.ledger_id, m.entry_id, m.partition, m.batch_index, m.batch_size)
+    return MessageId(m.ledger_id, m.entry_id, partition=m.partition, batch_index=m.batch_index, batch_size=m.batch_size)

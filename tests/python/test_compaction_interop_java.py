@@ -159,7 +159,7 @@ def test_rebatch_matches_rawbatchconverter(java_topic, sample_topic):
                 "retained": pa.array([r["retain"] for r, _ in subset], pa.list_(pa.int32())),
             }
         )
-        ours = pe._native.rebuild_entries(table, retain_null_key=retain_null_key)
+        ours = pe._native.rebuild_entries(table, options=pe._native.CompactionOptions(retain_null_key=retain_null_key))
         by_id = dict(zip(zip(ours["ledger_id"].to_pylist(), ours["entry_id"].to_pylist()), ours["data"].to_pylist()))
         for r, j in subset:
             assert "error" not in j, j

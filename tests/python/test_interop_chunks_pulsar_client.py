@@ -127,12 +127,12 @@ ids = st.builds(
     MessageId,
     st.integers(0, 2**63 - 1),
     st.integers(0, 2**63 - 1),
-    st.integers(-1, 10_000),
-    st.integers(-1, 10_000),
-    st.one_of(st.none(), st.integers(0, 10_000)),
+    partition=st.integers(-1, 10_000),
+    batch_index=st.integers(-1, 10_000),
+    batch_size=st.one_of(st.none(), st.integers(0, 10_000)),
 )
 chunk_ids = st.builds(
-    lambda l1, e1, l2, e2, p: ChunkMessageId(MessageId(l1, e1, p), MessageId(l2, e2, p)),
+    lambda l1, e1, l2, e2, p: ChunkMessageId(MessageId(l1, e1, partition=p), MessageId(l2, e2, partition=p)),
     st.integers(0, 2**63 - 1),
     st.integers(0, 2**63 - 1),
     st.integers(0, 2**63 - 1),
@@ -162,7 +162,7 @@ def test_cpp_ids_parse_in_ours(ledger, entry, partition, batch_index):
     cpp = pulsar.MessageId(partition, ledger, entry, batch_index)
     ours = MessageId.deserialize(cpp.serialize())
     assert type(ours) is MessageId
-    assert ours == MessageId(ledger, entry, partition, batch_index)
+    assert ours == MessageId(ledger, entry, partition=partition, batch_index=batch_index)
     assert (ours.ledger_id, ours.entry_id, ours.partition, ours.batch_index) == (ledger, entry, partition, batch_index)
 
 

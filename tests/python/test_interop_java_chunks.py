@@ -117,14 +117,22 @@ def _random_ids(seed: int, n: int) -> list:
     for _ in range(n):
         kind = rnd.choice(["plain", "batch", "batch-sized", "chunk"])
         if kind == "plain":
-            ids.append(MessageId(big(), big(), part()))
+            ids.append(MessageId(big(), big(), partition=part()))
         elif kind == "batch":
-            ids.append(MessageId(big(), big(), part(), rnd.randrange(0, 5000)))
+            ids.append(MessageId(big(), big(), partition=part(), batch_index=rnd.randrange(0, 5000)))
         elif kind == "batch-sized":
-            ids.append(MessageId(big(), big(), part(), rnd.randrange(0, 5000), rnd.randrange(0, 5000)))
+            ids.append(
+                MessageId(
+                    big(),
+                    big(),
+                    partition=part(),
+                    batch_index=rnd.randrange(0, 5000),
+                    batch_size=rnd.randrange(0, 5000),
+                )
+            )
         else:
             p = part()
-            ids.append(ChunkMessageId(MessageId(big(), big(), p), MessageId(big(), big(), p)))
+            ids.append(ChunkMessageId(MessageId(big(), big(), partition=p), MessageId(big(), big(), partition=p)))
     return ids
 
 
@@ -182,16 +190,19 @@ def test_message_ids_are_byte_and_text_identical_with_java_both_ways():
 
 
 def test_equality_and_order_agree_with_java():
-    chunk = ChunkMessageId(MessageId(7, 1, 0), MessageId(7, 4, 0))
+    chunk = ChunkMessageId(MessageId(7, 1, partition=0), MessageId(7, 4, partition=0))
     pairs = [
-        (chunk, MessageId(7, 4, 0)),
-        (chunk, MessageId(7, 3, 0)),
-        (chunk, MessageId(7, 5, 0)),
-        (chunk, MessageId(7, 4, 0, 0, 2)),
-        (chunk, ChunkMessageId(MessageId(7, 2, 0), MessageId(7, 4, 0))),
-        (MessageId(7, 4, 1), MessageId(7, 4, 0)),
+        (chunk, MessageId(7, 4, partition=0)),
+        (chunk, MessageId(7, 3, partition=0)),
+        (chunk, MessageId(7, 5, partition=0)),
+        (chunk, MessageId(7, 4, partition=0, batch_index=0, batch_size=2)),
+        (chunk, ChunkMessageId(MessageId(7, 2, partition=0), MessageId(7, 4, partition=0))),
+        (MessageId(7, 4, partition=1), MessageId(7, 4, partition=0)),
         (MessageId(2**63 - 1, 0), MessageId(0, 2**63 - 1)),
-        (MessageId(1, 1, -1, 3, 10), MessageId(1, 1, -1, 3, 5)),
+        (
+            MessageId(1, 1, partition=-1, batch_index=3, batch_size=10),
+            MessageId(1, 1, partition=-1, batch_index=3, batch_size=5),
+        ),
     ]
     requests = [{"op": "compare", "a": a.serialize().hex(), "b": b.serialize().hex()} for a, b in pairs]
     answers = run_harness("msgid", json.dumps(requests))

@@ -18,12 +18,12 @@ T0 = 1_700_000_000_000
 def test_plain_batch_and_chunk_ids_serialize_like_java():
     # Java's toByteArray writes batch_size (0 when unknown) and partition only when >= 0.
     assert MessageId(10, 3).serialize().hex() == "080a10033000"
-    assert MessageId(10, 3, 2).serialize().hex() == "080a100318023000"
-    assert MessageId(10, 3, -1, 1, 3).serialize().hex() == "080a100320013003"
+    assert MessageId(10, 3, partition=2).serialize().hex() == "080a100318023000"
+    assert MessageId(10, 3, partition=-1, batch_index=1, batch_size=3).serialize().hex() == "080a100320013003"
     chunk = ChunkMessageId(MessageId(10, 2), MessageId(10, 5))
     assert chunk.serialize().hex() == "080a100530003a06080a10023000"  # spec §1.5
     assert str(chunk) == "10:2:-1;10:5:-1"
-    assert str(MessageId(10, 3, 2, 1)) == "10:3:2:1"
+    assert str(MessageId(10, 3, partition=2, batch_index=1)) == "10:3:2:1"
     assert str(MessageId(10, 3)) == "10:3:-1"
 
 
@@ -40,28 +40,34 @@ def test_deserialize_precedence_and_errors():
     with pytest.raises(pe.EntryFormatError, match="truncated"):
         MessageId.deserialize(b"\x08")
     with pytest.raises(ValueError, match="never batched"):
-        ChunkMessageId(MessageId(1, 1, -1, 0), MessageId(1, 2))
+        ChunkMessageId(MessageId(1, 1, partition=-1, batch_index=0), MessageId(1, 2))
 
 
 def test_equality_ordering_hashing_follow_the_last_chunk():
-    chunk = ChunkMessageId(MessageId(7, 1, 0), MessageId(7, 4, 0))
-    assert chunk == MessageId(7, 4, 0) and MessageId(7, 4, 0) == chunk
-    assert hash(chunk) == hash(MessageId(7, 4, 0))  # consistent with ==, unlike Java's hashCode
-    assert {chunk: "x"}[MessageId(7, 4, 0)] == "x"
-    assert MessageId(7, 2, 0) < chunk < MessageId(7, 5, 0)
-    assert MessageId(7, 4, 0, 0) > chunk  # batch index -1 sorts first, as in Java
-    assert MessageId(7, 4, 0, 1, 5) == MessageId(7, 4, 0, 1, 9)  # batch_size is not compared
-    assert sorted([MessageId(2, 0), chunk, MessageId(7, 3, 0)]) == [MessageId(2, 0), MessageId(7, 3, 0), chunk]
+    chunk = ChunkMessageId(MessageId(7, 1, partition=0), MessageId(7, 4, partition=0))
+    assert chunk == MessageId(7, 4, partition=0) and MessageId(7, 4, partition=0) == chunk
+    assert hash(chunk) == hash(MessageId(7, 4, partition=0))  # consistent with ==, unlike Java's hashCode
+    assert {chunk: "x"}[MessageId(7, 4, partition=0)] == "x"
+    assert MessageId(7, 2, partition=0) < chunk < MessageId(7, 5, partition=0)
+    assert MessageId(7, 4, partition=0, batch_index=0) > chunk  # batch index -1 sorts first, as in Java
+    assert MessageId(7, 4, partition=0, batch_index=1, batch_size=5) == MessageId(
+        7, 4, partition=0, batch_index=1, batch_size=9
+    )  # batch_size is not compared
+    assert sorted([MessageId(2, 0), chunk, MessageId(7, 3, partition=0)]) == [
+        MessageId(2, 0),
+        MessageId(7, 3, partition=0),
+        chunk,
+    ]
     assert (MessageId(1, 1) == "1:1:-1") is False
-    assert pe.seek_position(chunk) == MessageId(7, 1, 0)
-    assert pe.seek_position(MessageId(7, 4, 0, 3)) == MessageId(7, 4, 0, 3)
+    assert pe.seek_position(chunk) == MessageId(7, 1, partition=0)
+    assert pe.seek_position(MessageId(7, 4, partition=0, batch_index=3)) == MessageId(7, 4, partition=0, batch_index=3)
 
 
 def test_ids_pickle_and_repr():
-    chunk = ChunkMessageId(MessageId(1, 2, 3), MessageId(1, 9, 3))
+    chunk = ChunkMessageId(MessageId(1, 2, partition=3), MessageId(1, 9, partition=3))
     again = pickle.loads(pickle.dumps(chunk))
     assert isinstance(again, ChunkMessageId) and str(again) == str(chunk)
-    plain = MessageId(1, 2, 3, 4, 5)
+    plain = MessageId(1, 2, partition=3, batch_index=4, batch_size=5)
     assert repr(pickle.loads(pickle.dumps(plain))) == repr(plain)
     assert repr(plain) == "MessageId(ledger_id=1, entry_id=2, partition=3, batch_index=4, batch_size=5)"
     assert eval(repr(plain), {"MessageId": MessageId}) == plain
@@ -125,16 +131,16 @@ def test_pip_107_seek_to_a_chunked_message_reads_it_first():
 
 def test_seek_on_decoded_tables_honours_batch_indexes_and_partitions():
     decoded = pe.decode(_topic())
-    inclusive = pe.seek(decoded, MessageId(5, 1, -1, 1))
+    inclusive = pe.seek(decoded, MessageId(5, 1, partition=-1, batch_index=1))
     assert pe.message_ids(inclusive, "str").to_pylist() == ["5:1:-1:1", "5:2:-1", "5:3:-1", "5:4:-1"]
-    exclusive = pe.seek(decoded, MessageId(5, 1, -1, 1), inclusive=False)
+    exclusive = pe.seek(decoded, MessageId(5, 1, partition=-1, batch_index=1), inclusive=False)
     assert pe.message_ids(exclusive, "str").to_pylist() == ["5:2:-1", "5:3:-1", "5:4:-1"]
     assert pe.seek(decoded, MessageId(5, 3), inclusive=False)["entry_id"].to_pylist() == [4]
     other = pe.decode(
         pe.entries_table([pe.encode_entry([{"value": b"p1"}], publish_time=T0)], ledger_id=5, partition=1)
     )
     two = pa.concat_tables([pe.decode(pe.entries_table(_topic()["data"].to_pylist(), ledger_id=5, partition=0)), other])
-    assert pe.seek(two, MessageId(5, 0, 1))["value"].to_pylist() == [b"p1"]
+    assert pe.seek(two, MessageId(5, 0, partition=1))["value"].to_pylist() == [b"p1"]
     with pytest.raises(ValueError, match="seek first, then reassemble"):
         pe.seek(pe.reassemble_chunks(decoded), MessageId(5, 0))
     with pytest.raises(TypeError):

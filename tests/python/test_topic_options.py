@@ -68,3 +68,17 @@ def test_unsigned_columns_reach_spark_exactly() -> None:
     out = conform(batch, large=False).to_pylist()[0]
     assert out["u8"] == 255 and out["u16"] == 65535 and out["u32"] == 2**32 - 1
     assert out["u64"] == 2**64 - 1 and out["nested"] == [{"q": 2**32 - 1}]
+
+
+def test_the_data_source_docstring_documents_every_option() -> None:
+    from pulsar_entries.spark._topic import PulsarTopicDataSource
+    from pulsar_entries.spark._topic_options import OPTIONS
+
+    doc = PulsarTopicDataSource.__doc__ or ""
+    assert [o for o in OPTIONS if f"``{o}``" not in doc] == []
+    # The decode and reassembly defaults it states are the core's.
+    from pulsar_entries import _native
+
+    d, r = _native.DecodeOptions(), _native.ReassemblyOptions()
+    assert f"defaults: true, false, {d.max_uncompressed_size}, ``{d.utf8_errors}``, none" in doc
+    assert f"defaults:\n      {r.max_pending}, {r.expire_after_ms}, {r.max_message_size}" in doc

@@ -183,7 +183,32 @@ def plan(
 
 class PulsarTopicDataSource(DataSource):
     """``spark.read.format("pulsar").option("metadataUrl", ...).option("topic", ...).load()``:
-    a topic's messages, read straight from the cluster's storage (see the README)."""
+    a topic's messages, read straight from the cluster's storage (see the README).
+
+    Options (names case-insensitive; an unknown one is an error; each is checked when the DataFrame is
+    created, on the driver):
+
+    - ``topic`` / ``topics`` / ``topicsPattern``: one topic, a comma-separated list, or a regex over a
+      namespace's persistent topics; exactly one. A partitioned topic reads every partition.
+    - ``metadataUrl`` (``zk:host:2181``, ``rocksdb:/path``) or ``adminUrl`` (``http://broker:8080``): where
+      the layout comes from, exactly one; ``adminToken``; ``bookieAddresses`` (``id=host:port,...`` or
+      JSON); ``ledgerPassword`` (default empty).
+    - ``startingMessageId`` / ``endingMessageId``: inclusive bounds, ``ledgerId:entryId``, ``earliest`` or
+      ``latest`` (default: the whole topic).
+    - ``readCompacted`` (default false): the compacted view.
+    - ``verifyChecksum``, ``keepMarkers``, ``maxUncompressedSize``, ``utf8Errors``, ``maxOutputBytes``:
+      ``DecodeOptions`` (defaults: true, false, 268435456, ``replace``, none).
+    - ``reassembleChunks`` (default true); ``maxPendingChunkedMessage``,
+      ``expireTimeOfIncompleteChunkedMessageMs``, ``maxMessageSize``: ``ReassemblyOptions`` (defaults:
+      100, 60000, 268435456); ``chunkReadAhead`` (default 100000 entries).
+    - ``offloadPath``: the offload bucket as a URI pyarrow knows; ``bookieDirs``: a stopped cluster's
+      bookie data directories, comma-separated.
+    - ``entriesPerPartition`` (default 50000 entries per Spark partition), ``timeout`` (default 30 seconds
+      per request).
+    - ``pushFilters`` (default false), ``seekByTime`` (default true): filter pushdown.
+    - ``typed`` (default ``auto``), ``schema``, ``valueColumn`` (default true): the topic's schema as
+      typed columns.
+    """
 
     @classmethod
     def name(cls) -> str:

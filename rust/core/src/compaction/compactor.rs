@@ -145,6 +145,23 @@ impl Output {
             .expect("columns match the output schema")
     }
 
+    /// Writes one entry's phase-two result: the rewritten entry (`Some(None)`:
+    /// unchanged), nothing (`None`), or the entry unchanged with the error that
+    /// stopped its rewrite. Returns whether a row was written.
+    pub(crate) fn push_rewritten(
+        &mut self,
+        key: EntryKey,
+        data: &[u8],
+        rewritten: Result<Option<Option<Vec<u8>>>>,
+    ) -> bool {
+        match rewritten {
+            Ok(Some(bytes)) => self.push(key, Some(bytes.as_deref().unwrap_or(data)), None),
+            Ok(None) => return false,
+            Err(e) => self.push(key, Some(data), Some(&e.to_string())),
+        }
+        true
+    }
+
     pub(crate) fn finish(&mut self) -> Vec<RecordBatch> {
         if self.rows > 0 {
             let batch = self.cut();
@@ -390,18 +407,11 @@ impl Compactor {
                 }
                 (Retain::Indexes(_), None) => 0, // not the batch observed
                 (Retain::Indexes(list), Some(data)) => {
-                    match rewrite_entry(&mut self.decompressor, data, list, &self.opts) {
-                        Ok(Some((bytes, messages))) => {
-                            out.push(key, Some(bytes.as_deref().unwrap_or(data)), None);
-                            self.stats.messages_written += messages;
-                            1
-                        }
-                        Ok(None) => 0,
-                        Err(e) => {
-                            out.push(key, Some(data), Some(&e.to_string()));
-                            1
-                        }
+                    let r = rewrite_entry(&mut self.decompressor, data, list, &self.opts);
+                    if let Ok(Some((_, messages))) = &r {
+                        self.stats.messages_written += messages;
                     }
+                    u64::from(out.push_rewritten(key, data, r.map(|k| k.map(|(b, _)| b))))
                 }
             };
             self.stats.entries_written += written;

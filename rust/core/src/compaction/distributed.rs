@@ -457,11 +457,8 @@ pub fn rebuild(batch: &RecordBatch, opts: &CompactOptions) -> Result<Vec<RecordB
             out.push(key, Some(data), Some(KAFKA_KEPT));
             continue;
         }
-        match rewrite_entry(&mut decompressor, data, &list, opts) {
-            Ok(Some((bytes, _))) => out.push(key, Some(bytes.as_deref().unwrap_or(data)), None),
-            Ok(None) => {}
-            Err(err) => out.push(key, Some(data), Some(&err.to_string())),
-        }
+        let r = rewrite_entry(&mut decompressor, data, &list, opts);
+        out.push_rewritten(key, data, r.map(|k| k.map(|(b, _)| b)));
     }
     Ok(out.finish())
 }

@@ -267,20 +267,18 @@ impl<S: Strategy> StrategicCompactor<S> {
                 continue;
             };
             let data = rows.data(i);
-            match (plan, data) {
-                (Plan::Whole(note), _) => out.push(key, data, Some(note)),
-                (Plan::Slots(_), None) => continue,
-                (Plan::Slots(slots), Some(data)) => {
-                    match write_entry(&mut self.decompressor, data, slots, &self.opts) {
-                        Ok(Some(bytes)) => {
-                            out.push(key, Some(bytes.as_deref().unwrap_or(data)), None)
-                        }
-                        Ok(None) => continue,
-                        Err(e) => out.push(key, Some(data), Some(&e.to_string())),
-                    }
+            let written = match (plan, data) {
+                (Plan::Whole(note), _) => {
+                    out.push(key, data, Some(note));
+                    true
                 }
-            }
-            self.stats.entries_written += 1;
+                (Plan::Slots(_), None) => false,
+                (Plan::Slots(slots), Some(data)) => {
+                    let r = write_entry(&mut self.decompressor, data, slots, &self.opts);
+                    out.push_rewritten(key, data, r)
+                }
+            };
+            self.stats.entries_written += u64::from(written);
         }
         Ok(out.finish())
     }

@@ -48,11 +48,8 @@ pub fn rebuild(batch: &RecordBatch, opts: &CompactOptions) -> Result<Vec<RecordB
         if plan.is_empty() {
             continue;
         }
-        match write_entry(&mut decompressor, data, &plan, opts) {
-            Ok(Some(bytes)) => out.push(key, Some(bytes.as_deref().unwrap_or(data)), None),
-            Ok(None) => {}
-            Err(e) => out.push(key, Some(data), Some(&e.to_string())),
-        }
+        let r = write_entry(&mut decompressor, data, &plan, opts);
+        out.push_rewritten(key, data, r);
     }
     Ok(out.finish())
 }

@@ -33,7 +33,6 @@ pub mod format;
 pub mod layout;
 pub mod metadata_store;
 pub mod offload;
-pub mod options;
 pub mod pass;
 pub mod processor;
 pub mod schema;

@@ -20,6 +20,26 @@ pub enum Timestamps {
     PerEntry(Vec<u64>),
 }
 
+/// A time in milliseconds that must not be negative; `name` names the option
+/// in the error.
+pub fn non_negative_ms(name: &str, value: i64) -> Result<u64, EntryError> {
+    u64::try_from(value)
+        .map_err(|_| EntryError::Options(format!("{name} must be >= 0, got {value}")))
+}
+
+impl Timestamps {
+    /// One stamping time for every entry (ms, not negative).
+    pub fn fixed(ms: i64) -> Result<Self, EntryError> {
+        Ok(Timestamps::Fixed(non_negative_ms("timestamps", ms)?))
+    }
+
+    /// One stamping time per entry, in table order (ms, none negative).
+    pub fn per_entry(ms: &[i64]) -> Result<Self, EntryError> {
+        let each = ms.iter().map(|&t| non_negative_ms("timestamps", t));
+        Ok(Timestamps::PerEntry(each.collect::<Result<_, _>>()?))
+    }
+}
+
 /// A stamping failure; a row's error names the row and its entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StampError {
@@ -133,4 +153,24 @@ pub fn stamp_batches(
         first_row += b.num_rows();
     }
     Ok((schema, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_not_negative() {
+        assert_eq!(non_negative_ms("t", 5), Ok(5));
+        assert_eq!(Timestamps::fixed(7), Ok(Timestamps::Fixed(7)));
+        assert_eq!(
+            Timestamps::per_entry(&[1, 2]),
+            Ok(Timestamps::PerEntry(vec![1, 2]))
+        );
+        for bad in [Timestamps::fixed(-1), Timestamps::per_entry(&[1, -2])] {
+            let e = bad.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Options);
+            assert!(e.to_string().contains("timestamps must be >= 0"), "{e}");
+        }
+    }
 }

@@ -10,7 +10,6 @@ use pulsar_entries_core::format::encode::{self, EncodeOptions};
 use pulsar_entries_core::format::frame::EntryView;
 use pulsar_entries_core::format::message_id::{AnyMessageId, IdParts};
 use pulsar_entries_core::format::metadata::MessageMetadataView;
-use pulsar_entries_core::options::{kafka_codec, non_negative_ms};
 use pulsar_entries_core::processor::api::{Message, MessageProperties};
 use pulsar_entries_core::processor::input::record_at;
 use pulsar_entries_core::processor::kafka::codec::KafkaCodec;
@@ -18,7 +17,7 @@ use pulsar_entries_core::processor::kafka::encode::{self as kafka, KafkaBatchOpt
 use pulsar_entries_core::processor::{self, builtin_property};
 use pulsar_entries_core::proto::BrokerEntryMetadata;
 use pulsar_entries_core::seek::{self, EntryTable, Position};
-use pulsar_entries_core::stamp::{clock_ms, stamp_batches, Timestamps};
+use pulsar_entries_core::stamp::{clock_ms, non_negative_ms, stamp_batches, Timestamps};
 use pulsar_entries_core::Result as CoreResult;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -30,19 +29,6 @@ use crate::inputs::{entry_properties, kafka_record, message_input, BytesLike};
 use crate::options::{count, Named};
 
 type Dict<'py> = Bound<'py, PyDict>;
-
-/// A Kafka codec name, read by the core.
-pub struct KafkaCodecName(KafkaCodec);
-
-impl<'py> FromPyObject<'_, 'py> for KafkaCodecName {
-    type Error = PyErr;
-    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
-        let name: String = obj.extract()?;
-        Ok(Self(
-            kafka_codec(&name).map_err(crate::errors::Error::from)?,
-        ))
-    }
-}
 
 /// `[(key, value), ...]`, or `None` when empty.
 fn pairs<'a>(
@@ -378,7 +364,7 @@ pub fn message_at<'py>(
 pub fn encode_kafka_batch(
     records: Vec<Bound<'_, PyAny>>,
     base_offset: Option<i64>,
-    compression: Option<KafkaCodecName>,
+    compression: Option<Named<KafkaCodec>>,
     base_timestamp: Option<Bound<'_, PyAny>>,
     log_append_time: Option<bool>,
     transactional: Option<bool>,
@@ -392,7 +378,7 @@ pub fn encode_kafka_batch(
         .enumerate()
         .map(|(i, r)| kafka_record(r, i))
         .collect::<Result<Vec<_>>>()?;
-    let d = KafkaBatchOptions::default();
+    let d = KafkaBatchOptions::DEFAULT;
     let base_timestamp = match base_timestamp {
         Some(t) => crate::inputs::millis_of(&t, "base_timestamp")?,
         None => clock_ms() as i64,
@@ -469,8 +455,8 @@ pub fn stamp(
 ) -> Result<Table> {
     let times = match timestamps {
         None => Timestamps::Clock,
-        Some(Times::Fixed(ms)) => pulsar_entries_core::options::fixed_timestamps(ms)?,
-        Some(Times::PerEntry(ms)) => pulsar_entries_core::options::entry_timestamps(&ms)?,
+        Some(Times::Fixed(ms)) => Timestamps::fixed(ms)?,
+        Some(Times::PerEntry(ms)) => Timestamps::per_entry(&ms)?,
     };
     let mut stamper = Stamper::new(start_index, Interceptors { timestamp, index })?;
     let (schema, batches) = batches_and_schema(entries)?;

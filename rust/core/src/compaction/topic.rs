@@ -1,5 +1,5 @@
 //! The in-process compactor a binding holds: plain or strategic behind one
-//! interface, built from plain option values (checked in [`crate::options`]).
+//! interface, built from plain option values (checked by [`crate::compaction::CompactOptions`]).
 
 use std::collections::HashSet;
 

@@ -63,7 +63,7 @@ impl Default for EncodeOptions {
         EncodeOptions {
             batch: None,
             compression: Codec::None,
-            producer_name: "pulsar-entries".into(),
+            producer_name: EncodeOptions::DEFAULT_PRODUCER_NAME.into(),
             sequence_id: 0,
             publish_time: 0,
             broker_timestamp: None,
@@ -71,6 +71,66 @@ impl Default for EncodeOptions {
             checksum: true,
             properties: vec![],
         }
+    }
+}
+
+/// Builders from the defaults: `EncodeOptions::default().with_compression(Codec::Lz4)`.
+impl EncodeOptions {
+    /// The producer name written when none is given.
+    pub const DEFAULT_PRODUCER_NAME: &'static str = "pulsar-entries";
+
+    #[must_use]
+    pub fn with_batch(mut self, v: Option<bool>) -> Self {
+        self.batch = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_compression(mut self, v: Codec) -> Self {
+        self.compression = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_producer_name(mut self, v: String) -> Self {
+        self.producer_name = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_sequence_id(mut self, v: u64) -> Self {
+        self.sequence_id = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_publish_time(mut self, v: u64) -> Self {
+        self.publish_time = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_broker_timestamp(mut self, v: Option<u64>) -> Self {
+        self.broker_timestamp = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_broker_index(mut self, v: Option<u64>) -> Self {
+        self.broker_index = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_checksum(mut self, v: bool) -> Self {
+        self.checksum = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_properties(mut self, v: Vec<(String, String)>) -> Self {
+        self.properties = v;
+        self
     }
 }
 
@@ -323,6 +383,16 @@ pub fn set_broker_entry_metadata(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builders_start_from_the_defaults() {
+        let o = EncodeOptions::default()
+            .with_compression(Codec::Lz4)
+            .with_sequence_id(7);
+        assert_eq!((o.compression, o.sequence_id), (Codec::Lz4, 7));
+        assert_eq!(o.producer_name, EncodeOptions::DEFAULT_PRODUCER_NAME);
+        assert!(o.checksum && o.batch.is_none());
+    }
 
     fn text(s: &str) -> Option<Key> {
         Some(Key::Text(s.into()))

@@ -66,11 +66,21 @@ impl KafkaCodec {
             KafkaCodec::Zstd => "zstd",
         }
     }
+}
 
-    pub fn parse(name: &str) -> Option<KafkaCodec> {
+/// A codec by name (any case); an unknown name is an options error that
+/// lists the names.
+impl std::str::FromStr for KafkaCodec {
+    type Err = crate::error::EntryError;
+    fn from_str(name: &str) -> Result<KafkaCodec, Self::Err> {
         KafkaCodec::ALL
             .into_iter()
             .find(|c| c.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                crate::error::EntryError::Options(format!(
+                    "unknown Kafka compression {name:?}; expected none, gzip, snappy, lz4 or zstd"
+                ))
+            })
     }
 }
 
@@ -239,6 +249,14 @@ pub fn compress(codec: KafkaCodec, input: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codecs_by_name() {
+        assert_eq!("GZIP".parse::<KafkaCodec>().unwrap(), KafkaCodec::Gzip);
+        let e = "zlib".parse::<KafkaCodec>().unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::Options);
+        assert!(e.to_string().contains("unknown Kafka compression"), "{e}");
+    }
 
     #[test]
     fn every_codec_round_trips_and_respects_the_limit() {

@@ -45,18 +45,84 @@ pub struct KafkaBatchOptions {
 
 impl Default for KafkaBatchOptions {
     fn default() -> Self {
-        KafkaBatchOptions {
-            base_offset: 0,
-            partition_leader_epoch: -1,
-            compression: KafkaCodec::None,
-            log_append_time: false,
-            transactional: false,
-            control: false,
-            producer_id: -1,
-            producer_epoch: -1,
-            base_sequence: -1,
-            base_timestamp: 0,
-        }
+        KafkaBatchOptions::DEFAULT
+    }
+}
+
+/// The defaults once, and builders from them:
+/// `KafkaBatchOptions::DEFAULT.with_compression(KafkaCodec::Zstd)`.
+impl KafkaBatchOptions {
+    pub const DEFAULT: Self = KafkaBatchOptions {
+        base_offset: 0,
+        partition_leader_epoch: -1,
+        compression: KafkaCodec::None,
+        log_append_time: false,
+        transactional: false,
+        control: false,
+        producer_id: -1,
+        producer_epoch: -1,
+        base_sequence: -1,
+        base_timestamp: 0,
+    };
+
+    #[must_use]
+    pub fn with_base_offset(mut self, v: i64) -> Self {
+        self.base_offset = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_partition_leader_epoch(mut self, v: i32) -> Self {
+        self.partition_leader_epoch = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_compression(mut self, v: KafkaCodec) -> Self {
+        self.compression = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_log_append_time(mut self, v: bool) -> Self {
+        self.log_append_time = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_transactional(mut self, v: bool) -> Self {
+        self.transactional = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_control(mut self, v: bool) -> Self {
+        self.control = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_producer_id(mut self, v: i64) -> Self {
+        self.producer_id = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_producer_epoch(mut self, v: i16) -> Self {
+        self.producer_epoch = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_base_sequence(mut self, v: i32) -> Self {
+        self.base_sequence = v;
+        self
+    }
+
+    #[must_use]
+    pub fn with_base_timestamp(mut self, v: i64) -> Self {
+        self.base_timestamp = v;
+        self
     }
 }
 
@@ -219,4 +285,19 @@ pub fn encode_kop_entry(batches: &[&[u8]], publish_time: u64) -> Result<Vec<u8>>
         ..Default::default()
     };
     Ok(frame_entry(&md, &payload, false, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builders_start_from_the_defaults() {
+        let o = KafkaBatchOptions::DEFAULT
+            .with_compression(KafkaCodec::Zstd)
+            .with_producer_id(3);
+        assert_eq!((o.compression, o.producer_id), (KafkaCodec::Zstd, 3));
+        assert_eq!(o.partition_leader_epoch, -1);
+        assert!(!o.control && !o.transactional);
+    }
 }

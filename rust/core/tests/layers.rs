@@ -34,7 +34,7 @@ const LAYERS: &[&[&str]] = &[
         "schema",
     ],
     &["layout"],
-    &["options", "pass"],
+    &["pass"],
 ];
 
 /// The layer that must not mention Arrow.

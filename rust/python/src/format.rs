@@ -211,16 +211,14 @@ pub fn encode_entry(
         .enumerate()
         .map(|(i, m)| message_input(m, i))
         .collect::<Result<Vec<_>>>()?;
-    let (seq, time) = (sequence_id, publish_time);
-    let (bt, bi) = (broker_timestamp, broker_index);
     let opts = encode_options(
         batch,
         compression,
         producer_name,
-        seq,
-        time,
-        bt,
-        bi,
+        sequence_id,
+        publish_time,
+        broker_timestamp,
+        broker_index,
         checksum,
         properties.as_ref(),
     )?;
@@ -244,16 +242,14 @@ pub fn encode_chunked(
     properties: Option<Bound<'_, PyAny>>,
 ) -> Result<Vec<Vec<u8>>> {
     let input = message_input(&message, 0)?;
-    let (seq, time) = (sequence_id, publish_time);
-    let (bt, bi) = (broker_timestamp, broker_index);
     let opts = encode_options(
         Some(false),
         compression,
         producer_name,
-        seq,
-        time,
-        bt,
-        bi,
+        sequence_id,
+        publish_time,
+        broker_timestamp,
+        broker_index,
         checksum,
         properties.as_ref(),
     )?;

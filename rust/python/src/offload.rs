@@ -22,37 +22,11 @@ use pyo3_arrow::PyArray;
 
 use crate::convert::{batches, Table};
 use crate::errors::{detach, Result};
-use crate::options::{options_reduce, options_repr};
+use crate::options::options_class;
 
-/// How entries are written as offload objects (the core's `OffloadOptions`),
-/// checked when built.
-#[pyclass(frozen, get_all, eq, module = "pulsar_entries._native")]
-#[derive(PartialEq, Clone)]
-pub struct OffloadOptions {
-    block_size: Option<usize>,
-    managed_ledger_name: String,
-    ensemble: Option<Vec<String>>,
-    write_quorum: Option<i32>,
-    ack_quorum: Option<i32>,
-}
-
-/// The options given, or the defaults.
-fn options(o: Option<PyRef<OffloadOptions>>) -> Result<Core> {
-    let core = |o: PyRef<OffloadOptions>| {
-        let (b, name, e) = (
-            o.block_size,
-            o.managed_ledger_name.clone(),
-            o.ensemble.clone(),
-        );
-        Core::try_new(b, Some(name), e, o.write_quorum, o.ack_quorum)
-    };
-    Ok(o.map_or_else(|| Ok(Core::default()), core)?)
-}
-
-#[pymethods]
-impl OffloadOptions {
-    /// `None`: the core's default (for `block_size`, the object kind's).
-    #[new]
+options_class! {
+    /// How entries are written as offload objects (the core's `OffloadOptions`).
+    OffloadOptions(Core);
     #[pyo3(signature = (*, block_size=None, managed_ledger_name=None, ensemble=None, write_quorum=None, ack_quorum=None))]
     fn new(
         block_size: Option<usize>,
@@ -60,42 +34,23 @@ impl OffloadOptions {
         ensemble: Option<Vec<String>>,
         write_quorum: Option<i32>,
         ack_quorum: Option<i32>,
-    ) -> Result<Self> {
-        let c = Core::try_new(
-            block_size,
-            managed_ledger_name,
-            ensemble,
-            write_quorum,
-            ack_quorum,
-        )?;
-        let (block_size, managed_ledger_name, ensemble) =
-            (c.block_size, c.managed_ledger_name, c.ensemble);
-        Ok(Self {
-            block_size,
-            managed_ledger_name,
-            ensemble,
-            write_quorum,
-            ack_quorum,
-        })
+    ) {
+        let (name, quorums) = (managed_ledger_name, (write_quorum, ack_quorum));
+        Core::try_new(block_size, name, ensemble, quorums.0, quorums.1)?
     }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        options_repr(slf.as_any(), FIELDS)
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, ())> {
-        options_reduce(slf.as_any(), FIELDS)
+    |o| {
+        block_size: Option<usize> = o.block_size,
+        managed_ledger_name: String = o.managed_ledger_name.clone(),
+        ensemble: Option<Vec<String>> = o.ensemble.clone(),
+        write_quorum: Option<i32> = o.write_quorum,
+        ack_quorum: Option<i32> = o.ack_quorum,
     }
 }
 
-/// The fields of [`OffloadOptions`], in its signature's order.
-const FIELDS: &[&str] = &[
-    "block_size",
-    "managed_ledger_name",
-    "ensemble",
-    "write_quorum",
-    "ack_quorum",
-];
+/// The options given, or the defaults.
+fn options(o: Option<PyRef<OffloadOptions>>) -> Core {
+    o.map_or_else(Core::default, |o| o.0.clone())
+}
 
 /// One block of a data object (`OffloadBlockDict`).
 #[derive(IntoPyObject)]
@@ -355,7 +310,7 @@ pub fn write_offload_ledger(
     ctime: i64,
     options: Option<PyRef<OffloadOptions>>,
 ) -> Result<Vec<Block>> {
-    let opts = self::options(options)?;
+    let opts = self::options(options);
     let (spec, block_size) = (opts.ledger_spec(ctime), opts.ledger_block_size());
     let batches = batches(entries)?;
     let rows = entry_rows(&batches, ledger_id)?;
@@ -379,7 +334,7 @@ pub fn write_offload_streaming(
     ledger_id: Option<i64>,
     options: Option<PyRef<OffloadOptions>>,
 ) -> Result<Vec<Block>> {
-    let block_size = self::options(options)?.streaming_block_size();
+    let block_size = self::options(options).streaming_block_size();
     let batches = batches(entries)?;
     let ledgers = core::group_entries(entry_rows(&batches, ledger_id)?)?;
     if ledgers.is_empty() {

@@ -20,6 +20,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
+    DataSourceStreamReader,
     EqualTo,
     Filter,
     GreaterThan,
@@ -43,7 +44,8 @@ from .._cluster.scan import (
 from .._cluster.seek import seek_by_time
 from ..schemas import typed
 from ._arrow import conform, spark_schema
-from ._topic_options import TIME_COLUMNS, TopicOptions, resolve_layouts, resolve_schema
+from ._stream import PulsarTopicStreamReader, StreamOptions
+from ._topic_options import STREAM_OPTIONS, TIME_COLUMNS, TopicOptions, resolve_layouts, resolve_schema
 
 __all__ = [
     "NAME",
@@ -208,6 +210,19 @@ class PulsarTopicDataSource(DataSource):
     - ``pushFilters`` (default false), ``seekByTime`` (default true): filter pushdown.
     - ``typed`` (default ``auto``), ``schema``, ``valueColumn`` (default true): the topic's schema as
       typed columns.
+
+    ``spark.readStream.format("pulsar")`` takes the same options (not ``startingMessageId``,
+    ``endingMessageId``, ``readCompacted``, ``bookieDirs`` or ``pushFilters``), and these:
+
+    - ``startingOffsets``: ``earliest`` (the default), ``latest``, or JSON of partition name ->
+      ``{"ledgerId": L, "entryId": E}`` (the next entry to read; ``"L:E"``, ``earliest`` and ``latest`` too;
+      a partition not named starts at earliest); or ``startingTime`` (ms, or ISO 8601): a seek by publish time.
+    - ``maxEntriesPerTrigger``, ``maxBytesPerTrigger`` (bytes estimated from the ledgers' sizes): each
+      micro-batch's limit, shared fairly among the partitions (default: no limit).
+    - ``failOnDataLoss`` (default true): fail when retention deleted entries the stream had not read;
+      false skips them with a status row.
+    - ``chunkReadBack`` (default 100000 entries): how far a task reads back for a chunked message's
+      earlier chunks.
     """
 
     @classmethod
@@ -233,9 +248,17 @@ class PulsarTopicDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         opts, layouts = self._checked()
+        given = {str(k).lower() for k in self.options}
+        streamed = [o for o in STREAM_OPTIONS if o.lower() in given]
+        if streamed:
+            raise ValueError(f"pulsar: option {streamed[0]} is for spark.readStream, not spark.read")
         if opts.push_filters:
             return PulsarTopicReader(opts, layouts)
         return PulsarTopicPlainReader(opts, layouts)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        opts, _ = self._checked()
+        return PulsarTopicStreamReader(opts, StreamOptions.parse(self.options, opts))
 
 
 class PulsarTopicPlainReader(DataSourceReader):

@@ -21,6 +21,16 @@ from .._redact import MASK, filesystem_from_uri, redact_uri
 from ..chunks import _DEFAULTS, reassembly_options
 from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
 
+#: Options only ``spark.readStream.format("pulsar")`` takes.
+STREAM_OPTIONS = (
+    "startingOffsets",
+    "startingTime",
+    "maxEntriesPerTrigger",
+    "maxBytesPerTrigger",
+    "failOnDataLoss",
+    "chunkReadBack",
+)
+
 #: Options the source reads (case-insensitive, as Spark passes them).
 OPTIONS = (
     "topic",
@@ -53,6 +63,8 @@ OPTIONS = (
     "typed",
     "schema",
     "valueColumn",
+    # Only ``spark.readStream`` takes these (:mod:`pulsar_entries.spark._stream`).
+    *STREAM_OPTIONS,
 )
 
 #: The columns whose range filters become a seek, and the entry-metadata field each seeks on.

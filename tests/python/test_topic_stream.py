@@ -233,10 +233,11 @@ def test_a_deleted_ledger_the_stream_had_not_read_is_reported() -> None:
     part = Partition("t", -1, [ledger(7, 5)])
     assert lost_range(part, EARLIEST) is None
     assert lost_range(part, (7, 2)) is None
-    assert lost_range(part, (4, 3)) == "t: ledger 4 (from entry 3) is gone from the metadata store, up to ledger 7"
+    assert lost_range(part, (4, 3)) == "t: entries 4:3 up to 7:0 are gone (ledger 4 is no longer in the metadata store)"
+    assert lost_range(part, (4, 3), (5, 0)).startswith("t: entries 4:3 up to 5:0 are gone")  # type: ignore[union-attr]
     bookies = FakeBookies({7: [pe.encode_entry([{"value": b"v"}])] * 5})
     layout = TopicLayout("t", [part], {})
     ranges = plan_stream([layout], {"t": (4, 3)}, {"t": (7, 5)}, reader_for=lambda _: bookies)
     rows = [r for sr in ranges for t in stream_range(sr, reader=bookies) for r in t.to_pylist()]
-    assert rows[0]["error"] == "data loss: " + lost_range(part, (4, 3))  # type: ignore[operator]
+    assert rows[0]["error"] == "data loss: " + lost_range(part, (4, 3), (7, 5))  # type: ignore[operator]
     assert [r["value"] for r in rows[1:]] == [b"v"] * 5

@@ -461,7 +461,9 @@ def scan_range(
         try:
             reader = open_reader(ledgers, rng.bookies, bookie_dirs, timeout)
         except (OSError, ValueError) as e:
-            yield decode_entries(error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e)), options)
+            failed = decode_entries(error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e)), options)
+            # The row has the columns of every other table the range yields.
+            yield _native.reassemble_chunks(failed, options=limits) if reassemble else failed
             return
     fs, prefix = offload_filesystem, offload_prefix
     if not reassemble:

@@ -153,13 +153,19 @@ def normalize(part: Partition, pos: Position, reader: Any) -> Position:
     return pos
 
 
-def lost_range(part: Partition, pos: Position) -> str | None:
-    """What retention deleted that a stream at ``pos`` had not read, or None."""
+def lost_range(part: Partition, pos: Position, end: Position | None = None) -> str | None:
+    """What retention deleted that a stream at ``pos`` had not read (up to ``end`` at most), or None:
+    the span from ``pos`` to the next ledger still there."""
     if pos[0] < 0 or any(led.ledger_id == pos[0] for led in part.ledgers):
         return None
     later = [led.ledger_id for led in part.ledgers if led.ledger_id > pos[0]]
-    upto = f"up to ledger {later[0]}" if later else "up to the partition's end"
-    return f"{part.topic}: ledger {pos[0]} (from entry {pos[1]}) is gone from the metadata store, {upto}"
+    stop = (later[0], 0) if later else None
+    if end is not None and (stop is None or end < stop):
+        stop = end
+    upto = f"up to {stop[0]}:{stop[1]}" if stop is not None else "to the partition's end"
+    return (
+        f"{part.topic}: entries {pos[0]}:{pos[1]} {upto} are gone (ledger {pos[0]} is no longer in the metadata store)"
+    )
 
 
 def _resume(part: Partition, pos: Position) -> Position:
@@ -334,11 +340,11 @@ def plan_stream(
             continue
         reader = reader_for(name)
         s = start.get(name, EARLIEST)
-        lost = lost_range(part, s)
+        e = end[name]
+        lost = lost_range(part, s, e)
         if lost is not None:
             s = _resume(part, s)
             out.append(StreamRange(None, layout.topic, part.partition, lost=lost))
-        e = end[name]
         if e <= s:
             continue
         one = TopicLayout(layout.topic, [part], layout.bookies)
@@ -425,19 +431,22 @@ def stream_range(
     """The messages one range of a micro-batch emits (see the module's docs): every message whose
     entry lies in the range, chunked messages at their last chunk, whole."""
     options = decode_options
+    limits = _stream_limits(reassembly)
     if sr.lost is not None:
-        yield decode_entries(error_rows(-1, sr.partition, f"data loss: {sr.lost}"), options)
+        yield _native.reassemble_chunks(
+            decode_entries(error_rows(-1, sr.partition, f"data loss: {sr.lost}"), options), options=limits
+        )
     rng = sr.range
     if rng is None:
         return
-    limits = _stream_limits(reassembly)
     fs, prefix = offload_filesystem, offload_prefix
     if reader is None:
         ledgers = [s.ledger for s in [*rng.segments, *sr.behind]]
         try:
             reader = open_reader(ledgers, rng.bookies, None, timeout)
         except (OSError, ValueError) as e:
-            yield decode_entries(error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e)), options)
+            failed = error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e))
+            yield _native.reassemble_chunks(decode_entries(failed, options), options=limits)
             return
     held: pa.Table | None = None
     started: set[str] = set()

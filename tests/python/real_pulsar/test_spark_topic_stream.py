@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 import pulsar_entries as pe
+from pulsar_entries._cluster import topic_layout
 from pulsar_entries.spark import register
 
 from .conftest import NS, _java
@@ -278,3 +280,80 @@ def test_bad_stream_options_are_one_line_on_the_driver(
             q.processAllAvailable()
         finally:
             q.stop()
+
+
+def test_fail_on_data_loss_when_retention_deletes_unread_ledgers(real_pulsar: Any, spark: Any, tmp_path: Path) -> None:
+    """A stream stopped after its first micro-batch; retention then deletes every closed ledger. Restarted from
+    its checkpoint it fails with one line naming the lost ledger; with ``failOnDataLoss=false`` it reports the
+    loss in an error row and reads on from what is left."""
+    import pulsar
+
+    rp = real_pulsar
+    name = "stream-loss"
+    topic = NS + name
+    client = pulsar.Client(rp.standalone.service_url, operation_timeout_seconds=30)
+    try:
+        producer = client.create_producer(topic, batching_enabled=False)
+        for i in range(45):
+            producer.send(f"v{i}".encode())
+        producer.close()
+    finally:
+        client.close()
+    register(spark)
+    out, ckpt = str(tmp_path / "sink"), str(tmp_path / "ckpt")
+
+    def start(trigger: dict[str, Any], **options: str) -> Any:
+        reader = spark.readStream.format("pulsar").option("metadataUrl", metadata_url(rp)).option("topic", topic)
+        for k, v in options.items():
+            reader = reader.option(k, v)
+        writer = reader.load().writeStream.format("parquet").option("checkpointLocation", ckpt)
+        return writer.trigger(**trigger).start(out)
+
+    first = start({"processingTime": "1 second"}, maxEntriesPerTrigger="5")
+    try:
+        deadline = time.monotonic() + 120
+        while committed_batches(Path(ckpt)) < 1:
+            assert time.monotonic() < deadline and first.exception() is None
+            time.sleep(0.2)
+    finally:
+        first.stop()
+    read_before = spark.read.parquet(out).count()
+    assert 0 < read_before < 45
+
+    before = rp.standalone.admin("GET", f"/persistent/public/default/{name}/internalStats")["ledgers"]
+    rp.standalone.admin(
+        "POST", f"/persistent/public/default/{name}/retention", {"retentionTimeInMinutes": 0, "retentionSizeInMB": 0}
+    )
+    deadline = time.monotonic() + 60
+    while len(rp.standalone.admin("GET", f"/persistent/public/default/{name}/internalStats")["ledgers"]) > 1:
+        assert time.monotonic() < deadline, "retention did not trim the topic in 60 s"
+        rp.standalone.admin("POST", f"/persistent/public/default/{name}/trim")
+        time.sleep(1)
+    left = rp.standalone.admin("GET", f"/persistent/public/default/{name}/internalStats")["ledgers"]
+    assert len(before) > 2 and len(left) == 1
+    # The broker writes the trimmed ledger list to the metadata store after it answers.
+    while len(topic_layout(topic, metadata_url=metadata_url(rp)).partitions[0].ledgers) > 1:
+        assert time.monotonic() < deadline, "the metadata store kept the trimmed ledgers for 60 s"
+        time.sleep(0.5)
+
+    failing = start({"availableNow": True})
+    with pytest.raises(Exception, match=r"data loss: .*entries \d+:\d+ up to \d+:0 are gone.*failOnDataLoss=false"):
+        failing.awaitTermination(120)
+    failing.stop()
+
+    skipping = start({"availableNow": True}, failOnDataLoss="false")
+    assert skipping.awaitTermination(120)
+    rows = spark.read.parquet(out).toArrow().to_pylist()
+    errors = sorted(r["error"] for r in rows if r["error"] is not None)
+    # One row per span lost (a batch planned before the loss and re-run reports its part): the spans
+    # chain from where the first run stopped to the first entry left.
+    spans = [re.search(r"entries (\d+):(\d+) up to (\d+):(\d+) are gone", e) for e in errors]
+    assert all(e.startswith(f"data loss: {topic}: ") for e in errors) and all(spans), errors
+    chain = sorted((int(m[1]), int(m[2]), int(m[3]), int(m[4])) for m in spans if m)
+    for a, b in zip(chain, chain[1:]):
+        assert a[2:] == b[:2], chain
+    assert chain[-1][2:] == (left[0]["ledgerId"], 0), chain
+    values = sorted(int(r["value"][1:]) for r in rows if r["error"] is None)
+    current = 45 - sum(led["entries"] for led in before if led["ledgerId"] != left[0]["ledgerId"])
+    # What the first run read, then the current ledger's entries: nothing twice.
+    assert values == list(range(read_before)) + list(range(45 - current, 45))

@@ -39,6 +39,10 @@ def test_demo_writes_a_real_topic_and_reads_it_back(tmp_path: Path) -> None:
     assert "wrote 3,000 messages to persistent://public/default/demo-orders with pulsar-client 3.13.0" in step
     assert 'read live with spark.read.format("pulsar") (adminUrl, typed=auto)' in step
     assert "reconciled: 3,000 messages written = 3,000 rows read" in step
+    # Then a few seconds of streaming from the same standalone while 300 more messages are written.
+    streamed = r'streamed with spark.readStream.format\("pulsar"\) for [\d.]+s \((\d+) micro-batches of at most 20 entries\): 3,300 rows = every message once'
+    found = re.search(streamed, step)
+    assert found and int(found.group(1)) > 1, step[-1500:]
     pid = int(re.search(r"standalone stopped \(pid (\d+)\)", step).group(1))  # type: ignore[union-attr]
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
 

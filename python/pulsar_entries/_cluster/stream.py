@@ -398,20 +398,20 @@ def _read_back(
         while hi >= seg.first and wanted:
             lo = max(seg.first, hi - BACK_SLICE + 1)
             tables = list(_segment_tables(Segment(seg.ledger, lo, hi), sr.partition, reader, fs, prefix, BACK_SLICE))
+            hi = lo - 1
+            if not tables:
+                continue
             entries = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
             messages = decode_entries(entries, options)
             keep: list[int] = []
-            started: set[str] = set()
             # Within the window, newest first: a uuid's rows back to its nearest first chunk.
             for i, _, uuid, chunk_id, _, _ in reversed(_chunk_rows(messages)):
                 if uuid in wanted:
                     keep.append(i)
                     if chunk_id == 0:
-                        started.add(uuid)
                         wanted.discard(uuid)
             if keep:
                 found.append(messages.take(sorted(keep)))
-            hi = lo - 1
     if not found:
         return None
     return pa.concat_tables(found[::-1])

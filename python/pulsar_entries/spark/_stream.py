@@ -232,7 +232,10 @@ class PulsarTopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNo
             for name, b in sorted(backlogs.items())
         }
         max_entries, max_bytes = self.stream.max_entries, self.stream.max_bytes
-        if ReadMaxRows is not None and limit is not None:
+        if start is None:
+            # Spark 4.0 / 4.1 ask for the newest offset with no start, and cannot be limited.
+            max_entries = max_bytes = None
+        elif ReadMaxRows is not None and limit is not None:
             # The engine's limit wins (ReadAllAvailable for Trigger.Once, say).
             max_entries = limit.max_rows if isinstance(limit, ReadMaxRows) else None
             max_bytes = limit.max_bytes if isinstance(limit, ReadMaxBytes) else None

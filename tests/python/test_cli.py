@@ -303,6 +303,9 @@ def test_demo_without_java_and_maven_falls_back_to_generated_data(tmp_path):
         (["compact", "out", "--topic", "persistent://t/ns/a"], ("persistent://t/ns/a", "out")),
         (["inspect", "--topic", "persistent://t/ns/a"], ("persistent://t/ns/a", None)),
         (["seek", "--topic", "persistent://t/ns/a", "--time", "5"], ("persistent://t/ns/a", None)),
+        # The forms read_topic takes, as read_topic names them.
+        (["decode", "--topic", "t/ns/a", "out"], ("persistent://t/ns/a", "out")),
+        (["inspect", "--topic", "orders"], ("persistent://public/default/orders", None)),
     ],
 )
 def test_topic_option_stands_for_in(monkeypatch, argv, expected):
@@ -326,7 +329,8 @@ def test_topic_option_stands_for_in(monkeypatch, argv, expected):
         (["decode", "--topic", "persistent://t/ns/a"], "the following arguments are required: OUT"),
         (["decode", "in", "out", "--topic", "persistent://t/ns/a"], "give the topic either as IN or with --topic"),
         (["inspect", "x", "--topic", "persistent://t/ns/a"], "give the topic either as IN or with --topic"),
-        (["decode", "--topic", "t/ns/a", "out"], "--topic t/ns/a: a topic is persistent://tenant/ns/topic"),
+        (["decode", "--topic", "t/a", "out"], "--topic t/a: topic `t/a`: expected persistent://tenant/namespace/topic"),
+        (["decode", "--topic", "non-persistent://t/ns/a", "out"], "non-persistent topics keep no storage to read"),
         (["inspect"], "the following arguments are required: IN (or --topic)"),
     ],
 )
@@ -344,3 +348,45 @@ def test_last_id_keeps_its_own_topic_option():
 
     args = build_parser().parse_args(["last-id", "compacted.parquet", "--topic", "entries.parquet"])
     assert (args.input, args.topic) == ("compacted.parquet", "entries.parquet")
+
+
+def test_a_short_topic_name_with_cluster_options_is_a_topic(tmp_path, monkeypatch):
+    """With --metadata-url, IN may be ``orders`` or ``tenant/ns/orders`` (as read_topic takes them) unless such a
+    path exists; an existing path with cluster options is one clear error."""
+    from pulsar_entries.cli import _topic, build_parser
+
+    monkeypatch.chdir(tmp_path)
+    parser = build_parser()
+    for given, full in (("orders", "persistent://public/default/orders"), ("t/ns/o", "persistent://t/ns/o")):
+        args = parser.parse_args(["inspect", given, "--metadata-url", "zk:127.0.0.1:1"])
+        assert isinstance(_topic.source(args), _topic.ClusterTopic) and args.input == full
+    (tmp_path / "orders").write_bytes(b"")
+    args = parser.parse_args(["inspect", "orders", "--metadata-url", "zk:127.0.0.1:1"])
+    with pytest.raises(_topic.CliError, match="not the existing path orders"):
+        _topic.source(args)
+
+
+def test_install_hints_fit_how_the_package_was_installed(monkeypatch):
+    """A source checkout is told to install the extra from its directory; an index install by name."""
+    import json
+
+    from pulsar_entries import _install
+
+    class Dist:
+        def __init__(self, direct: object) -> None:
+            self.direct = direct
+
+        def read_text(self, name: str) -> str | None:
+            return None if self.direct is None else json.dumps(self.direct)
+
+    for direct, want in [
+        (None, "pip install 'pulsar-entries[cluster]'"),
+        (
+            {"url": "https://files/pulsar_entries-0.1.0.whl", "archive_info": {}},
+            "pip install 'pulsar-entries[cluster]'",
+        ),
+        ({"url": "file:///src/pulsar%20entries", "dir_info": {}}, "pip install '/src/pulsar entries[cluster]'"),
+        ({"url": "file:///src/pe", "dir_info": {"editable": True}}, "pip install -e '/src/pe[cluster]'"),
+    ]:
+        monkeypatch.setattr(_install, "distribution", lambda _name, d=direct: Dist(d))
+        assert _install.install_hint("cluster") == want

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 import pulsar_entries._native as _native
 
+from .._install import install_hint
 from .layout import Ledger
 from .stores import ReadOnlyRocksDB
 
@@ -26,7 +27,7 @@ def _locations_index(current: str, ledger_ids: Sequence[int]) -> tuple[list[tupl
     try:
         import rocksdict  # noqa: F401
     except ImportError:  # pragma: no cover - depends on the install
-        return None, f"{path}: reading the locations index needs rocksdict (pip install 'pulsar-entries[cluster]')"
+        return None, f"{path}: reading the locations index needs rocksdict ({install_hint('cluster')})"
     try:
         store = ReadOnlyRocksDB(path)
         db = store.db

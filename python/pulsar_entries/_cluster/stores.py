@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import pulsar_entries._native as _native
 
+from .._install import install_hint
 from .._redact import redact_uri
 
 
@@ -61,7 +62,7 @@ class ZooKeeperStore:
             from kazoo.client import KazooClient
             from kazoo.handlers.threading import KazooTimeoutError
         except ImportError as e:  # pragma: no cover - depends on the install
-            raise ImportError("reading a ZooKeeper store needs kazoo: pip install 'pulsar-entries[cluster]'") from e
+            raise ImportError(f"reading a ZooKeeper store needs kazoo: {install_hint('cluster')}") from e
         self._zk = KazooClient(
             hosts=hosts,
             timeout=timeout,
@@ -143,7 +144,7 @@ class RocksDBStore:
         try:
             import rocksdict  # noqa: F401
         except ImportError as e:  # pragma: no cover - depends on the install
-            raise ImportError("reading a RocksDB store needs rocksdict: pip install 'pulsar-entries[cluster]'") from e
+            raise ImportError(f"reading a RocksDB store needs rocksdict: {install_hint('cluster')}") from e
         if not os.path.isdir(path):
             raise FileNotFoundError(f"metadata store rocksdb:{path}: no such directory")
         try:

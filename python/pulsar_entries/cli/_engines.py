@@ -28,6 +28,7 @@ from .._broker import find_position_by_time
 from .._carry import decode_carrying
 from .._compaction import Compactor, MessagePosition, last_message_position, to_ledger_records
 from .._inputs import inputs_schema, list_inputs, read_file
+from .._install import install_hint
 from .._table_view import TableView
 from ._errors import CliError
 from ._output import marked
@@ -327,9 +328,7 @@ class SparkEngine(Engine):
             try:
                 from pyspark.sql import SparkSession
             except ImportError as e:
-                raise CliError(
-                    "the spark engine needs pyspark: pip install 'pulsar-entries[spark]', or use --engine local"
-                ) from e
+                raise CliError(f"the spark engine needs pyspark: {install_hint('spark')}, or use --engine local") from e
             from pyspark.errors import PySparkRuntimeError
 
             if self.master.startswith("local"):

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
+from .._install import install_hint
 from .._standalone import PULSAR_VERSION, Standalone, StandaloneError, missing_tools, resolve_lib
 from ._engines import Engine, SparkEngine
 from ._errors import CliError
@@ -100,7 +101,7 @@ def skip_reason(args: argparse.Namespace) -> str | None:
         if not hasattr(pulsar.schema, "AvroSchema"):
             return "pulsar-client has no AVRO support (pip install 'pulsar-client[avro]')"
     except ImportError:
-        return "pulsar-client is not installed (pip install 'pulsar-entries[spark]')"
+        return f"pulsar-client is not installed ({install_hint('spark')})"
     return None
 
 

@@ -10,6 +10,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -27,6 +28,14 @@ TOKEN_ENV = "PULSAR_ENTRIES_ADMIN_TOKEN"
 
 def is_topic(source: object) -> bool:
     return isinstance(source, str) and source.startswith(TOPIC_SCHEMES)
+
+
+def topic_name(text: str) -> str:
+    """A topic's full name from any form ``read_topic`` takes (``orders``, ``tenant/ns/orders``,
+    ``persistent://tenant/ns/orders``); a ValueError in one line otherwise."""
+    from .. import _native
+
+    return str(_native.topic_paths(text)["topic"])
 
 
 def seconds(text: str) -> float:
@@ -102,8 +111,10 @@ def topic_option_as_input(p: argparse.ArgumentParser, args: argparse.Namespace, 
     given = [v for v in (args.input, getattr(args, "out", None)) if v is not None]
     wanted = 2 if out else 1
     if args.topic_in is not None:
-        if not is_topic(args.topic_in):
-            p.error(f"--topic {args.topic_in}: a topic is persistent://tenant/ns/topic")
+        try:
+            args.topic_in = topic_name(args.topic_in)
+        except ValueError as e:
+            p.error(f"--topic {args.topic_in}: {e}")
         if len(given) == wanted:
             p.error("give the topic either as IN or with --topic, not both")
         given.insert(0, args.topic_in)
@@ -191,9 +202,18 @@ def source(args: argparse.Namespace) -> Any:
         )
         if value
     ]
+    if not is_topic(args.input) and given and "://" not in args.input and not Path(args.input).exists():
+        # With cluster options, IN may name a topic as read_topic takes it (orders, tenant/ns/orders).
+        try:
+            args.input = topic_name(args.input)
+        except ValueError as e:
+            raise CliError(f"{given[0]} reads a topic from a cluster: IN {args.input}: {e}") from None
     if not is_topic(args.input):
         if given:
-            raise CliError(f"{given[0]} reads a topic from a cluster: IN must be persistent://tenant/ns/topic")
+            raise CliError(
+                f"{given[0]} reads a topic from a cluster: IN must be a topic (orders, tenant/ns/orders or "
+                f"persistent://tenant/ns/orders), not the existing path {args.input}"
+            )
         return args.input
     if not args.metadata_url:
         raise CliError(

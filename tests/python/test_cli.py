@@ -362,7 +362,7 @@ def test_a_short_topic_name_with_cluster_options_is_a_topic(tmp_path, monkeypatc
         assert isinstance(_topic.source(args), _topic.ClusterTopic) and args.input == full
     (tmp_path / "orders").write_bytes(b"")
     args = parser.parse_args(["inspect", "orders", "--metadata-url", "zk:127.0.0.1:1"])
-    with pytest.raises(_topic.CliError, match="not the existing path orders"):
+    with pytest.raises(_topic.CliError, match="not the path orders"):
         _topic.source(args)
 
 

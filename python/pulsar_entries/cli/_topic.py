@@ -212,7 +212,7 @@ def source(args: argparse.Namespace) -> Any:
         if given:
             raise CliError(
                 f"{given[0]} reads a topic from a cluster: IN must be a topic (orders, tenant/ns/orders or "
-                f"persistent://tenant/ns/orders), not the existing path {args.input}"
+                f"persistent://tenant/ns/orders), not the path {args.input}"
             )
         return args.input
     if not args.metadata_url:

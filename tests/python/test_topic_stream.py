@@ -59,7 +59,7 @@ def ledger(ledger_id: int, entries: int, *, open_: bool = False) -> Ledger:
 
 
 def corpus(seed: int) -> list[bytes]:
-    """Plain entries, batches, and chunked messages interleaved (two producers), one resent."""
+    """Plain entries, batches, chunked messages interleaved, and one chunked message resent after two chunks."""
     rnd = random.Random(seed)
     out: list[bytes] = []
     open_chunks: list[list[bytes]] = []
@@ -83,6 +83,14 @@ def corpus(seed: int) -> list[bytes]:
             out.append(pe.encode_entry([{"value": f"b{i}-{j}".encode()} for j in range(3)], batch=True))
         else:
             out.append(pe.encode_entry([{"value": f"m{i}".encode(), "key": f"k{i % 4}"}]))
+        if i == 30:
+            # A producer that resends a message after a reconnect: two chunks, then all of it again
+            # (the same uuid); a consumer drops the partial one.
+            seq += 1
+            again = pe.encode_chunked({"value": b"R" * 330}, chunk_size=100, producer_name="ch", sequence_id=seq)
+            out.extend(again[:2])
+            out.append(pe.encode_entry([{"value": b"between"}]))
+            out.extend(again)
     for rest in open_chunks:
         out.extend(rest)
     return out
@@ -146,6 +154,7 @@ def test_every_cut_of_the_stream_gives_each_message_once(seed: int) -> None:
     entries = split(corpus(seed), [rnd.randint(1, 15) for _ in range(4)])
     want = reference(entries)
     assert any(r[4] == "complete" for r in want)
+    assert [r[3] for r in want].count(b"R" * 330) == 1
     for per_range in (1, 3, 50):
         cuts = [rnd.randint(1, 12) for _ in range(6)]
         got, _ = stream_all(entries, cuts, per_range)

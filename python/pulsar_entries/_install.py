@@ -4,13 +4,23 @@ index or a wheel (``pip install 'pulsar-entries[cluster]'``) or from a source ch
 
 from __future__ import annotations
 
-import json
-from importlib.metadata import PackageNotFoundError, distribution
-from urllib.parse import unquote, urlparse
+from typing import Any
+
+
+def distribution(name: str) -> Any:
+    """The installed distribution (``importlib.metadata`` is imported only when a hint is needed:
+    it would add about 1 MiB to every process that imports the package)."""
+    from importlib.metadata import distribution as find
+
+    return find(name)
 
 
 def install_hint(extra: str) -> str:
     """``pip install ...`` for ``extra`` (PEP 610's ``direct_url.json`` tells a source checkout)."""
+    import json
+    from importlib.metadata import PackageNotFoundError
+    from urllib.parse import unquote, urlparse
+
     try:
         raw = distribution("pulsar-entries").read_text("direct_url.json")
     except PackageNotFoundError:

@@ -289,21 +289,27 @@ class PulsarTopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNo
             offload_prefix=prefix,
             timeout=opts.timeout,
         ):
-            if opts.topic_schemas:
-                table = typed(table, opts.topic_schemas[sr.topic], value_column=opts.value_column)
-            if opts.several:
-                table = table.append_column(
-                    pa.field("topic", pa.string(), False), pa.array([sr.topic] * table.num_rows, pa.string())
-                )
-            for batch in table.to_batches():
-                if batch.num_rows:
-                    yield conform(batch, large=False)
+            yield from spark_batches(opts, sr.topic, table)
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the stream holds no subscription and writes nothing to the cluster."""
 
     def stop(self) -> None:
         self._readers.clear()
+
+
+def spark_batches(opts: TopicOptions, topic: str, table: pa.Table) -> Iterator[pa.RecordBatch]:
+    """A task's messages as the source's rows: typed by the topic's schema, with the ``topic``
+    column when several topics are read, as Spark takes them (batch and stream sources alike)."""
+    if opts.topic_schemas:
+        table = typed(table, opts.topic_schemas[topic], value_column=opts.value_column)
+    if opts.several:
+        table = table.append_column(
+            pa.field("topic", pa.string(), False), pa.array([topic] * table.num_rows, pa.string())
+        )
+    for batch in table.to_batches():
+        if batch.num_rows:
+            yield conform(batch, large=False)
 
 
 def _upto(segments: list[Any], cap: Position) -> list[Any]:

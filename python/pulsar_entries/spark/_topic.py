@@ -42,9 +42,8 @@ from .._cluster.scan import (
     scan_range,
 )
 from .._cluster.seek import seek_by_time
-from ..schemas import typed
-from ._arrow import conform, spark_schema
-from ._stream import PulsarTopicStreamReader, StreamOptions
+from ._arrow import spark_schema
+from ._stream import PulsarTopicStreamReader, StreamOptions, spark_batches
 from ._topic_options import STREAM_OPTIONS, TIME_COLUMNS, TopicOptions, resolve_layouts, resolve_schema
 
 __all__ = [
@@ -291,15 +290,7 @@ class PulsarTopicPlainReader(DataSourceReader):
             timeout=opts.timeout,
             reassembly=opts.chunks,
         ):
-            if opts.topic_schemas:
-                table = typed(table, opts.topic_schemas[topic], value_column=opts.value_column)
-            if opts.several:
-                table = table.append_column(
-                    pa.field("topic", pa.string(), False), pa.array([topic] * table.num_rows, pa.string())
-                )
-            for batch in table.to_batches():
-                if batch.num_rows:
-                    yield conform(batch, large=False)
+            yield from spark_batches(opts, topic, table)
 
 
 class PulsarTopicReader(PulsarTopicPlainReader):

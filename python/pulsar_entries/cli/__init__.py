@@ -16,6 +16,7 @@ from .._redact import redact
 from ._commands import cmd_compact, cmd_decode, cmd_generate, cmd_inspect, cmd_last_id, cmd_seek
 from ._demo import cmd_demo
 from ._errors import CliError, one_line
+from ._export import add_export_parser
 from ._real_pulsar import cmd_standalone
 from ._topic import add_cluster_options, topic_option_as_input
 
@@ -175,6 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_overwrite(m, "the working directory")
     m.set_defaults(func=cmd_demo)
 
+    add_export_parser(sub)
+
     sa = sub.add_parser(
         "standalone",
         help="run an Apache Pulsar standalone on 127.0.0.1 (jars resolved by Maven, cached); Ctrl-C stops it",
@@ -189,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.engine_given = any(
+        a == "--engine" or a.startswith("--engine=") for a in (sys.argv[1:] if argv is None else argv)
+    )
     if getattr(args, "topic_input", None) is not None:  # --topic T stands for IN
         parser, has_out = args.topic_input
         topic_option_as_input(parser, args, out=has_out)

@@ -91,6 +91,9 @@ public final class Corpus {
                 case "produce":
                     result = produce(client, admin, out.getAbsoluteFile().getParentFile());
                     break;
+                case "export":
+                    result = ExportTopic.produce(client, args[4], args[5]);
+                    break;
                 case "truth":
                     List<String> topics = new ArrayList<>(List.of(args).subList(4, args.length));
                     keys = storedKeys(out.getAbsoluteFile().getParentFile());

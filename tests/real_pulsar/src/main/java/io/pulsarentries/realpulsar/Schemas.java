@@ -477,6 +477,13 @@ final class Schemas {
                 } else {
                     o.putNull("schema_version");
                 }
+                if (m.getData() == null) {
+                    // A tombstone (a null value): no data, no value.
+                    o.putNull("data");
+                    o.putNull("value");
+                    out.add(o);
+                    continue;
+                }
                 o.put("data", Base64.getEncoder().encodeToString(m.getData()));
                 try {
                     o.set("value", json(m.getValue()));

@@ -1,0 +1,144 @@
+"""``pulsar-entries export``: a topic kept as a Delta or Iceberg table (see
+:mod:`pulsar_entries.export`), in process."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from .._redact import filesystem_from_uri
+from ._errors import CliError
+from ._topic import add_cluster_options, topic_name
+
+
+def add_export_parser(sub: Any) -> None:
+    e = sub.add_parser(
+        "export",
+        help="keep a topic as a Delta Lake or Iceberg table, exactly once (append or upsert), in process",
+        description="Export a topic straight from its storage into a table, exactly once: a rerun (or --follow) "
+        "goes on from what the table's own commits record. Messages the topic's schema cannot read go to "
+        "<table>_dead_letters.",
+    )
+    e.add_argument(
+        "--topic", required=True, help="the topic: orders, tenant/ns/orders or persistent://tenant/ns/orders"
+    )
+    e.add_argument(
+        "--to",
+        required=True,
+        metavar="TABLE",
+        help="delta:<path or URI> or iceberg:<catalog>.<namespace>.<table>",
+    )
+    e.add_argument(
+        "--mode",
+        choices=("append", "upsert"),
+        default="append",
+        help="append: every message a row (default); upsert: the latest value per key, tombstones delete",
+    )
+    e.add_argument("--follow", action="store_true", help="keep exporting as the topic grows, until Ctrl-C")
+    e.add_argument("--poll-interval", type=float, default=1.0, help="seconds between looks with --follow (default 1)")
+    e.add_argument(
+        "--max-entries-per-commit", type=int, default=100_000, help="new entries per commit at most (default 100000)"
+    )
+    e.add_argument(
+        "--warehouse",
+        help="Iceberg: the warehouse directory of the default SQL catalog on SQLite (default ./warehouse)",
+    )
+    e.add_argument("--catalog-uri", help="Iceberg: a REST catalog (http(s)://...) or a SQL catalog (sqlite:///...)")
+    e.add_argument(
+        "--on-entry-error",
+        choices=("stop", "dead-letter"),
+        default="stop",
+        help="an entry that cannot be read: stop before committing (default; a rerun retries) or record it "
+        "in the dead-letter table and go on",
+    )
+    e.add_argument(
+        "--skip-data-loss",
+        action="store_true",
+        help="go on past ledgers retention deleted before they were exported (a dead-letter status row says what)",
+    )
+    add_cluster_options(e, read_compacted=False, topic=False)
+    e.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    from ..export import ExportError, ExportStats, export_topic
+
+    if args.engine == "spark" and args.engine_given:
+        raise CliError(
+            "export --engine spark is not available yet: export runs in process (drop --engine); on Spark, "
+            "stream the topic with spark.readStream.format('pulsar') into Spark's Delta or Iceberg sink"
+        )
+    if not args.metadata_url:
+        raise CliError(
+            "export reads a topic from a cluster: give --metadata-url (zk:host:2181, rocksdb:/path or "
+            "http://broker:8080)"
+        )
+    if args.bookie_dir:
+        raise CliError("export reads a live cluster (--bookie-dir is a stopped one, which does not grow)")
+    topic = topic_name(args.topic)
+    read: dict[str, Any] = {}
+    if args.offload_uri:
+        try:
+            fs, prefix = filesystem_from_uri(args.offload_uri, "--offload-uri")
+        except (ValueError, OSError) as e:
+            raise CliError(str(e)) from None
+        read.update(offload_filesystem=fs, offload_prefix=prefix)
+    addresses = {}
+    for spec in args.bookie_address or []:
+        bookie, sep, address = spec.partition("=")
+        if not sep or not bookie or not address:
+            raise CliError(f"--bookie-address must be ID=HOST:PORT, not {spec!r}")
+        addresses[bookie] = address
+    tty = sys.stderr.isatty() and not args.quiet
+    started = time.monotonic()
+    total = ExportStats()
+
+    def show(s: ExportStats) -> None:
+        total.add(s)
+        if args.quiet:
+            return
+        rate = total.entries / max(1e-9, time.monotonic() - started)
+        line = (
+            f"export: {total.commits} commits, {total.entries:,} entries, {total.rows:,} rows"
+            + (f", {total.deleted:,} deleted" if args.mode == "upsert" else "")
+            + f", {total.dead_letters:,} dead letters, lag {s.lag_entries:,} entries, {rate:,.0f} entries/s"
+        )
+        print(("\r" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+
+    try:
+        export_topic(
+            topic,
+            args.to,
+            metadata_url=args.metadata_url,
+            admin_token=args.admin_token,
+            mode=args.mode,
+            follow=args.follow,
+            poll_interval=args.poll_interval,
+            bookie_addresses=addresses or None,
+            timeout=args.timeout,
+            max_entries_per_commit=args.max_entries_per_commit,
+            on_entry_error=args.on_entry_error,
+            fail_on_data_loss=not args.skip_data_loss,
+            warehouse=args.warehouse,
+            catalog_uri=args.catalog_uri,
+            on_commit=show,
+            **read,
+        )
+    except KeyboardInterrupt:
+        if tty:
+            print(file=sys.stderr)
+        print(f"export stopped: the table holds what its {total.commits} commits of this run recorded", file=sys.stderr)
+        raise
+    except (ExportError, ValueError) as e:
+        if tty and total.commits:
+            print(file=sys.stderr)
+        raise CliError(str(e)) from None
+    if tty and total.commits:
+        print(file=sys.stderr)
+    done = "nothing new" if not total.commits else f"{total.rows:,} rows in {total.commits} commits"
+    print(
+        f"exported {topic} to {args.to}: {done}"
+        + (f", {total.dead_letters:,} in the dead-letter table" if total.dead_letters else "")
+    )

@@ -1,0 +1,389 @@
+"""A topic exported to Delta Lake and Iceberg tables (``pulsar_entries.export``), against a real
+Apache Pulsar 4.2.4: a topic with two AVRO schema versions, keys, a chunked message, committed and
+aborted transactions and a message no schema version reads, across offloaded and live ledgers.
+
+The tables are read back by DuckDB (over the data files each table's current snapshot names) and
+compared with what Java Readers receive: plain, ``AUTO_CONSUME`` (typed) and ``readCompacted``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pulsar_entries as pe
+from pulsar_entries.export import ExportError, export_topic
+
+from .conftest import BUCKET, NS, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, _compact, _java, _offload
+
+pytestmark = [pytest.mark.real_pulsar]
+
+NAME = "export-orders"
+TOPIC = NS + NAME
+
+
+@pytest.fixture(scope="module")
+def orders(real_pulsar: Any, tmp_path_factory: Any) -> dict[str, Any]:
+    """The export topic, written in two phases (the first offloaded), compacted, with its truth."""
+    rp = real_pulsar
+    sa = rp.standalone
+    work = tmp_path_factory.mktemp("export-topic")
+    log = work / "java.log"
+    produced = {}
+    _java(
+        ["corpus", "export", sa.service_url, sa.web_url, str(work / "v0.json"), TOPIC, "v0"], log, hosts=sa.hosts_path
+    )
+    produced["v0"] = json.loads((work / "v0.json").read_text())
+    offloaded = _offload(sa, (NAME,))[NAME]
+    _java(
+        ["corpus", "export", sa.service_url, sa.web_url, str(work / "v1.json"), TOPIC, "v1"], log, hosts=sa.hosts_path
+    )
+    produced["v1"] = json.loads((work / "v1.json").read_text())
+    _compact(sa, (NAME,))
+    _java(
+        ["corpus", "truth", sa.service_url, sa.web_url, str(work / "truth.json"), f"{NAME}:compacted:typed"],
+        log,
+        hosts=sa.hosts_path,
+    )
+    truth = json.loads((work / "truth.json").read_text())[NAME]
+    return {"rp": rp, "offloaded": offloaded, "produced": produced, "truth": truth}
+
+
+def where(rp: Any) -> dict[str, Any]:
+    return {
+        "metadata_url": f"rocksdb:{rp.standalone.metadata_dir}",
+        "offload_filesystem": rp.s3(),
+        "offload_prefix": BUCKET,
+    }
+
+
+def target(fmt: str, tmp: Path, name: str) -> tuple[str, dict[str, Any]]:
+    if fmt == "delta":
+        return f"delta:{tmp / name}", {}
+    return f"iceberg:lake.pulsar.{name.replace('-', '_')}", {"warehouse": str(tmp / "warehouse")}
+
+
+def files_of(table: str, opts: dict[str, Any]) -> list[str]:
+    """The Parquet files the table's current snapshot is made of, by its own library's reading."""
+    kind, _, rest = table.partition(":")
+    if kind == "delta":
+        from deltalake import DeltaTable
+
+        return [u.removeprefix("file://") for u in DeltaTable(rest).file_uris()]
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    wh = opts["warehouse"]
+    cat = SqlCatalog("lake", uri=f"sqlite:///{wh}/lake.db", warehouse=f"file://{wh}")
+    parts = rest.split(".")
+    tbl = cat.load_table((parts[1], parts[2]))
+    return [t.file.file_path.removeprefix("file://") for t in tbl.scan().plan_files()]
+
+
+def duck(table: str, opts: dict[str, Any], sql: str = "SELECT * FROM t") -> list[dict[str, Any]]:
+    """The table's rows as DuckDB reads its data files (``t`` in ``sql``)."""
+    import duckdb
+
+    files = files_of(table, opts)
+    con = duckdb.connect()
+    if not files:
+        return []
+    con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet({files!r}, union_by_name=true)")
+    cur = con.execute(sql)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def java_ids(messages: list[dict[str, Any]]) -> list[tuple[int, int, int]]:
+    return [(m["ledger_id"], m["entry_id"], m["batch_index"]) for m in messages if not m.get("stalled")]
+
+
+def row_id(r: dict[str, Any]) -> tuple[int, int, int]:
+    return (r["ledger_id"], r["entry_id"], r["batch_index"])
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_append_holds_every_committed_message_once_typed(orders: dict[str, Any], tmp_path: Path, fmt: str) -> None:
+    rp, truth = orders["rp"], orders["truth"]
+    table, opts = target(fmt, tmp_path, "orders")
+    got = export_topic(TOPIC, table, max_entries_per_commit=7, **opts, **where(rp))
+    assert got.commits > 3
+    rows = duck(table, opts)
+    dead = duck(table + "_dead_letters", opts)
+    # What a Java Reader receives (committed transactions only, chunked messages whole), once each:
+    # the undecodable message in the dead-letter table, every other in the table.
+    want = java_ids(truth["messages"])
+    mine = sorted(row_id(r) for r in rows)
+    assert len(mine) == len(set(mine))
+    assert sorted(mine + [row_id(r) for r in dead]) == sorted(want)
+    assert [r["key"] for r in dead] == ["bad"] and "Avro" in dead[0]["error"]
+    assert dead[0]["value"] == b"\xff\xff\xffx"
+    # No aborted transaction's message; the committed ones are there.
+    for ids in orders["produced"]["v0"]["aborted"]:
+        for s in ids:
+            ledger, entry, _, index = (int(x) for x in s.split(":"))
+            assert (ledger, entry, index) not in mine
+    assert got.rows == len(rows) and got.dead_letters == 1
+    # Offloaded and live ledgers both.
+    ledgers = {r["ledger_id"] for r in rows}
+    assert ledgers & set(orders["offloaded"]) and ledgers - set(orders["offloaded"])
+    # Typed as the AUTO_CONSUME Reader types them; version 0's messages read with the latest
+    # version (qty takes its default), and the table has version 1's column.
+    typed = {(m["ledger_id"], m["entry_id"], m["batch_index"]): m for m in truth["typed_messages"]}
+    assert "qty" in rows[0]
+    checked = 0
+    for r in rows:
+        v = typed[row_id(r)].get("value")
+        if v is None:
+            assert r["id"] is None  # a tombstone
+            continue
+        assert (r["id"], r["item"], r["price"], list(r["tags"])) == (v["id"], v["item"], v["price"], v["tags"])
+        assert r["qty"] == v.get("qty", 7)
+        assert r["key"] == typed[row_id(r)]["key"]
+        checked += 1
+    assert checked >= 50
+    # A second run finds nothing new and commits nothing.
+    again = export_topic(TOPIC, table, **opts, **where(rp))
+    assert again.commits == 0
+    assert len(duck(table, opts)) == len(rows)
+
+
+def latest_per_key(messages: list[dict[str, Any]], dead_keys: set[str]) -> dict[str, Any]:
+    """A compacted view's keys and their last message's id (tombstones delete)."""
+    out: dict[str, Any] = {}
+    for m in messages:
+        if m.get("stalled") or m["key"] is None or m["key"] in dead_keys:
+            continue
+        if m["value"] is None or m["value"] == "":
+            out.pop(m["key"], None)
+        else:
+            out[m["key"]] = (m["ledger_id"], m["entry_id"], m["batch_index"])
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_upsert_equals_compact_and_the_compacted_reader(orders: dict[str, Any], tmp_path: Path, fmt: str) -> None:
+    rp, truth = orders["rp"], orders["truth"]
+    table, opts = target(fmt, tmp_path, "latest")
+    # Small commits: keys are rewritten and deleted across commits, not only within one.
+    got = export_topic(TOPIC, table, mode="upsert", max_entries_per_commit=5, **opts, **where(rp))
+    assert got.commits > 5
+    rows = duck(table, opts)
+    table_view = {r["key"]: row_id(r) for r in rows}
+    assert len(table_view) == len(rows)
+    # The broker's compacted view, as a readCompacted Reader receives it. The one difference: a
+    # chunked message. The broker's compaction keeps only its last chunk, which no reader can
+    # deliver, so the key drops out of that view; the table keeps the message whole.
+    broker = latest_per_key(truth["compacted_messages"], {"bad"})
+    assert "big" not in broker
+    assert {k: v for k, v in table_view.items() if k != "big"} == broker
+    big = [r for r in rows if r["key"] == "big"]
+    assert len(big) == 1 and big[0]["item"] == "x" * 70_000
+    # Our compact of the same topic (which keeps the chunked message whole too).
+    entries = pe.read_topic(TOPIC, **where(orders["rp"]))
+    compacted = pe.reassemble_chunks(pe.decode(pe.compact(entries.drop_columns(["error"]))))
+    ours = {
+        r["key"]: row_id(r)
+        for r in compacted.to_pylist()
+        if r["key"] != "bad" and r["value"] and r["marker_type"] is None and r["error"] is None
+    }
+    assert table_view == ours
+    # Tombstoned keys are gone (k1, k2 deleted last in version 1).
+    assert {"k1", "k2"}.isdisjoint(table_view) and {"k0", "k3", "big"} <= set(table_view)
+
+
+# ------------------------------------------------------------------------------ kill and resume
+
+CHILD = r"""
+import os, signal, sys, threading
+from pulsar_entries.export import _tables, export_topic
+from pulsar_entries import _native
+import pyarrow.fs as pafs
+kind, point, at = sys.argv[1], sys.argv[2], int(sys.argv[3])
+args = __import__("json").loads(sys.argv[4])
+n = 0
+cls = _tables.DeltaTable if kind == "delta" else _tables.IcebergTable
+orig = cls.commit
+def commit(self, *a, **k):
+    global n
+    if not self.target.table.endswith("_dead_letters") and not self.target.location.endswith("_dead_letters"):
+        n += 1
+        if n == at:
+            if point == "before":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if point == "during":
+                threading.Timer(0.002, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+            out = orig(self, *a, **k)
+            if point == "after":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return out
+    return orig(self, *a, **k)
+cls.commit = commit
+fs = pafs.S3FileSystem(**args.pop("s3"))
+export_topic(args.pop("topic"), args.pop("table"), offload_filesystem=fs, **args)
+"""
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_killed_at_three_points_then_resumed_no_duplicate_no_gap(
+    orders: dict[str, Any], tmp_path: Path, fmt: str
+) -> None:
+    rp = orders["rp"]
+    table, opts = target(fmt, tmp_path, "killed")
+    s3 = {
+        "access_key": S3_ACCESS_KEY,
+        "secret_key": S3_SECRET_KEY,
+        "region": S3_REGION,
+        "endpoint_override": f"127.0.0.1:{rp.moto.port}",
+        "scheme": "http",
+    }
+    args = {
+        "topic": TOPIC,
+        "table": table,
+        "metadata_url": f"rocksdb:{rp.standalone.metadata_dir}",
+        "offload_prefix": BUCKET,
+        "max_entries_per_commit": 4,
+        "s3": s3,
+        **opts,
+    }
+    kills = 0
+    for point, at in (("before", 2), ("during", 2), ("after", 3)):
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, fmt, point, str(at), json.dumps(args)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+        kills += 1
+    assert kills == 3
+    got = export_topic(TOPIC, table, max_entries_per_commit=4, **opts, **where(rp))
+    assert got.commits > 0
+    rows = duck(table, opts)
+    dead = duck(table + "_dead_letters", opts)
+    mine = [row_id(r) for r in rows] + [row_id(r) for r in dead]
+    assert len(mine) == len(set(mine)), "a duplicate"
+    assert sorted(mine) == sorted(java_ids(orders["truth"]["messages"])), "a gap"
+
+
+# ------------------------------------------------------------------------------ follow, errors
+
+
+def test_follow_catches_up_with_a_steady_producer(real_pulsar: Any, tmp_path: Path) -> None:
+    import pulsar
+
+    rp = real_pulsar
+    topic = NS + "export-follow"
+    table = f"delta:{tmp_path / 'follow'}"
+    client = pulsar.Client(rp.standalone.service_url, operation_timeout_seconds=30)
+    producer = client.create_producer(topic, batching_enabled=True, batching_max_publish_delay_ms=10)
+    producer.send(b"first", partition_key="k")
+    stop = threading.Event()
+    commits: list[Any] = []
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["stats"] = export_topic(
+                topic,
+                table,
+                metadata_url=f"rocksdb:{rp.standalone.metadata_dir}",
+                follow=True,
+                poll_interval=0.2,
+                on_commit=commits.append,
+                should_stop=stop.is_set,
+            )
+        except BaseException as e:  # the test's finding
+            result["error"] = e
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    sent = 1
+    try:
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            producer.send_async(f"m{sent}".encode(), None, partition_key=f"k{sent % 5}")
+            sent += 1
+            time.sleep(0.005)
+        producer.flush()
+        stopped = time.monotonic()
+        caught_up = None
+        while time.monotonic() - stopped < 120:
+            if sum(c.rows for c in commits) >= sent:
+                caught_up = time.monotonic() - stopped
+                break
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(60)
+        producer.close()
+        client.close()
+    assert "error" not in result, result
+    assert caught_up is not None, (sent, sum(c.rows for c in commits))
+    print(f"export --follow: {sent} messages, caught up {caught_up:.2f} s after the producer stopped")
+    from deltalake import DeltaTable
+
+    values = DeltaTable(table.removeprefix("delta:")).to_pyarrow_table(columns=["value"])["value"].to_pylist()
+    assert sorted(values) == sorted([b"first"] + [f"m{i}".encode() for i in range(1, sent)])
+    assert len(commits) > 3
+
+
+def test_bad_tables_are_one_line_errors(real_pulsar: Any, tmp_path: Path) -> None:
+    rp = real_pulsar
+    mu = {"metadata_url": f"rocksdb:{rp.standalone.metadata_dir}"}
+    for table, match in (
+        ("orders", "expected delta:<path or URI> or iceberg:"),
+        ("parquet:/x", "unknown table format 'parquet'"),
+        ("iceberg:onlyone", "iceberg: needs <catalog>.<namespace>.<table>"),
+        ("delta:", "delta: needs a path"),
+    ):
+        with pytest.raises(ValueError, match=match) as e:
+            export_topic(TOPIC, table, **mu)
+        assert "\n" not in str(e.value)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):  # running as root: a file in the way instead
+            (tmp_path / "file").write_text("x")
+            with pytest.raises(ExportError, match="is a file, not a table directory"):
+                export_topic(TOPIC, f"delta:{tmp_path / 'file'}", **mu)
+        else:
+            with pytest.raises(ExportError, match="is not writable"):
+                export_topic(TOPIC, f"delta:{locked / 't'}", **mu)
+    finally:
+        locked.chmod(0o700)
+    with pytest.raises(ExportError, match="cannot open catalog 'nowhere'") as e:
+        export_topic(TOPIC, "iceberg:nowhere.ns.t", catalog_uri="http://127.0.0.1:9/", **mu)
+    assert "\n" not in str(e.value)
+
+
+def test_two_exporters_on_one_table_do_not_duplicate(orders: dict[str, Any], tmp_path: Path) -> None:
+    """Of two exporters that read the table at the same version, the second cannot commit."""
+    from pulsar_entries.export import ConcurrentExportError, Exporter
+
+    rp = orders["rp"]
+    for fmt in ("delta", "iceberg"):
+        table, opts = target(fmt, tmp_path, f"race-{fmt}")
+        a = Exporter(TOPIC, table, max_entries_per_commit=3, **opts, **where(rp))
+        assert a.round() is not None  # creates the table
+        b = Exporter(TOPIC, table, max_entries_per_commit=3, **opts, **where(rp))
+        assert a.round() is not None
+        # b read the table before a's second commit and does not look again.
+        b.main.refresh = lambda: None  # type: ignore[method-assign]
+        with pytest.raises(ConcurrentExportError, match="another writer committed first"):
+            b.round()
+        rows = duck(table, opts)
+        ids = [row_id(r) for r in rows]
+        assert len(ids) == len(set(ids)) and ids
+        # a goes on to the end; the table then holds every message once.
+        export_topic(TOPIC, table, **opts, **where(rp))
+        ids = [row_id(r) for r in duck(table, opts)] + [row_id(r) for r in duck(table + "_dead_letters", opts)]
+        assert sorted(ids) == sorted(java_ids(orders["truth"]["messages"]))

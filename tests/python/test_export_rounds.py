@@ -1,0 +1,140 @@
+"""The exporter's rounds (``pulsar_entries.export._run``) without a cluster: however a topic's
+messages are cut into rounds, every message of a committed transaction or of none is written
+exactly once, at its decision point, and no message of an aborted transaction is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pulsar_entries import _native
+from pulsar_entries.export._run import TXN_ABORT, TXN_COMMIT, _PartitionPass
+from pulsar_entries.export._tables import TableTarget
+
+SCHEMA = pa.schema(
+    [
+        ("ledger_id", pa.int64()),
+        ("entry_id", pa.int64()),
+        ("partition", pa.int32()),
+        ("batch_index", pa.int32()),
+        ("key", pa.string()),
+        ("value", pa.binary()),
+        ("publish_time", pa.timestamp("ms", tz="UTC")),
+        ("marker_type", pa.int32()),
+        ("txnid_most_bits", pa.int64()),
+        ("txnid_least_bits", pa.int64()),
+        ("error", pa.string()),
+    ]
+)
+
+
+@st.composite
+def topics(draw: Any) -> list[dict[str, Any]]:
+    """Entries of one partition: plain messages, transactional ones, and their end markers (a
+    transaction may stay open)."""
+    rows: list[dict[str, Any]] = []
+    open_: list[int] = []
+    next_txn = 0
+    for entry in range(draw(st.integers(1, 40))):
+        kind = draw(st.sampled_from(["plain", "txn", "end", "bad"]))
+        row = {
+            "ledger_id": 7 + entry // 10,
+            "entry_id": entry % 10,
+            "partition": -1,
+            "batch_index": -1,
+            "key": f"k{entry}",
+            "value": b"v%d" % entry,
+            "publish_time": 1_000 * entry,
+            "marker_type": None,
+            "txnid_most_bits": None,
+            "txnid_least_bits": None,
+            "error": None,
+        }
+        if kind == "txn":
+            if not open_ or draw(st.booleans()):
+                open_.append(next_txn)
+                next_txn += 1
+            row["txnid_most_bits"], row["txnid_least_bits"] = 0, draw(st.sampled_from(open_))
+        elif kind == "end" and open_:
+            t = draw(st.sampled_from(open_))
+            open_.remove(t)
+            row.update(value=None, key=None, marker_type=draw(st.sampled_from([TXN_COMMIT, TXN_ABORT])))
+            row["txnid_most_bits"], row["txnid_least_bits"] = 0, t
+        elif kind == "bad":
+            row.update(value=None, error=f"bad entry {entry}")
+        rows.append(row)
+    return rows
+
+
+def expected(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(messages written in decision order, entry errors) as a whole-topic pass sees them."""
+    held: dict[int, list[str]] = {}
+    out: list[str] = []
+    for r in rows:
+        if r["error"] is not None:
+            continue
+        if r["marker_type"] is not None:
+            done = held.pop(r["txnid_least_bits"], [])
+            if r["marker_type"] == TXN_COMMIT:
+                out += done
+        elif r["txnid_least_bits"] is not None:
+            held.setdefault(r["txnid_least_bits"], []).append(r["key"])
+        else:
+            out.append(r["key"])
+    return out, [r["error"] for r in rows if r["error"] is not None]
+
+
+def table(rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+@settings(max_examples=300, deadline=None)
+@given(topics(), st.lists(st.integers(0, 40), max_size=8), st.integers(1, 5))
+def test_any_cut_into_rounds_writes_each_message_once(rows: list[dict[str, Any]], cuts: list[int], slice_: int) -> None:
+    positions = [(r["ledger_id"], r["entry_id"]) for r in rows]
+    ends = sorted({min(c, len(rows)) for c in cuts} | {len(rows)})
+    written: list[str] = []
+    errors: list[str] = []
+    main_next = dead_next = resume = (-1, -1)
+    for end in ends:
+        end_pos = positions[end] if end < len(rows) else (99, 0)
+        p = _PartitionPass("t", -1, main_next, dead_next, set())
+        todo = [r for r, pos in zip(rows, positions) if resume <= pos < end_pos]
+        for i in range(0, len(todo), slice_):  # the reader's slices
+            p.take(table(todo[i : i + slice_]))
+        written += [k for t in p.ready for k in t["key"].to_pylist()]
+        errors += [e for t in p.entry_errors for e in t["error"].to_pylist()]
+        resume, given_up = p.finish(end_pos, timeout_ms=10**12, now_ms=0)
+        assert not given_up
+        main_next = dead_next = end_pos
+    want, want_errors = expected(rows)
+    assert written == want
+    assert errors == want_errors
+
+
+def test_a_transaction_undecided_past_the_timeout_is_given_up() -> None:
+    rows = [
+        {"ledger_id": 1, "entry_id": 0, "partition": -1, "batch_index": -1, "key": "a", "value": b"x",
+         "publish_time": 0, "marker_type": None, "txnid_most_bits": 0, "txnid_least_bits": 5, "error": None},
+        {"ledger_id": 1, "entry_id": 1, "partition": -1, "batch_index": -1, "key": "b", "value": b"y",
+         "publish_time": 0, "marker_type": None, "txnid_most_bits": None, "txnid_least_bits": None, "error": None},
+    ]  # fmt: skip
+    p = _PartitionPass("t", -1, (-1, -1), (-1, -1), set())
+    p.take(table(rows))
+    resume, given_up = p.finish((1, 2), timeout_ms=60_000, now_ms=30_000)
+    assert resume == (1, 0) and not given_up  # held: read again from its first message
+    resume, given_up = p.finish((1, 2), timeout_ms=60_000, now_ms=61_000)
+    assert resume == (1, 2) and [tid for tid, _ in given_up] == [(0, 5)] and given_up[0][1].count == 1
+    assert [k for t in p.ready for k in t["key"].to_pylist()] == ["b"]
+
+
+def test_table_targets_parse_or_say_what_is_wrong() -> None:
+    assert TableTarget.parse("delta:/lake/orders") == TableTarget("delta", "/lake/orders")
+    t = TableTarget.parse("iceberg:lake.sales.orders")
+    assert (t.catalog, t.namespace, t.table) == ("lake", ("sales",), "orders")
+    assert str(t.dead_letters()) == "iceberg:lake.sales.orders_dead_letters"
+    assert str(TableTarget.parse("delta:s3://AKIA:SECRET@bucket/t")) == "delta:s3://***@bucket/t"
+    assert _native is not None

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 import pulsar_entries._native as _native
 
+from .._arrow import as_table
 from .._install import install_hint
 from .layout import Ledger
 from .stores import ReadOnlyRocksDB
@@ -154,7 +155,7 @@ class BookieFiles:
                 raise cls(f"{where}: " + "; ".join(notes))
             raise FileNotFoundError(where + (": " + "; ".join(notes) if notes else ""))
         batch, scanned, journaled = _native.read_bookie_dirs(ledger_dirs, wanted, journals if journal else [])
-        table = pa.table(batch)
+        table = as_table(batch)
         damaged = pc.equal(table["ledger_id"], -1)
         if notes:
             n = len(notes)

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 import pulsar_entries._native as _native
 
+from .._arrow import as_table, repeat_int32
 from .._decode import decode
 from .admin import AdminRest, _unresolved_bookies, is_admin_url, resolve_topic_admin
 from .files import BookieFiles
@@ -65,8 +66,8 @@ def from_offload(led: Ledger, fs: Any) -> bool:
 
 
 def with_partition(batch: Any, partition: int) -> pa.Table:
-    t = pa.table(batch) if not isinstance(batch, pa.Table) else batch
-    t = t.add_column(2, "partition", pa.array([partition] * t.num_rows, pa.int32()))
+    t = as_table(batch)
+    t = t.add_column(2, "partition", repeat_int32(partition, t.num_rows))
     return t.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA)
 
 
@@ -172,7 +173,7 @@ def _ledger_windows(
     if not hasattr(reader, "read_window"):
         # A bookie's files (BookieFiles): already in memory.
         try:
-            yield pa.table(reader.read_ledger(led.ledger_id, led.metadata, first, last))
+            yield as_table(reader.read_ledger(led.ledger_id, led.metadata, first, last))
         except OSError as e:
             yield error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"])
         return
@@ -207,7 +208,7 @@ def bookie_windows(
         except OSError as e:
             yield error_rows(led.ledger_id, partition, str(e)).drop_columns(["partition"]), True
             return
-        table = pa.table(batch)
+        table = as_table(batch)
         yield table, nxt is None and table.num_rows > 0 and table["entry_id"][-1].as_py() < stop
 
 
@@ -274,7 +275,7 @@ def compacted_entries(records: Any, part: Partition) -> Iterator[pa.Table]:
     cannot be read is one error row (its place in the compacted ledger, and why)."""
     from .._compaction import from_ledger_records
 
-    table = pa.table(records)
+    table = as_table(records)
     good = table.filter(table["error"].is_null())
     bad = table.filter(table["error"].is_valid())
     if good.num_rows:
@@ -492,7 +493,7 @@ def entries_to_messages(entries: pa.Table, **decode_options: Any) -> pa.Table:
 
     good = entries.filter(pc.is_null(entries["error"])).drop_columns(["error"])
     bad = entries.filter(pc.is_valid(entries["error"]))
-    messages = pa.table(_native.reassemble_chunks(decode(good, **decode_options)))
+    messages = as_table(_native.reassemble_chunks(decode(good, **decode_options)))
     if not bad.num_rows:
         return messages
     columns = {name: pa.nulls(bad.num_rows, messages.schema.field(name).type) for name in messages.schema.names}

@@ -63,6 +63,7 @@ def export_topic(
     offload_prefix: str = "",
     timeout: float = 30.0,
     max_entries_per_commit: int = 100_000,
+    max_bytes_per_commit: int = 128 << 20,
     transaction_timeout: float = 3 * 3600.0,
     on_entry_error: str = "stop",
     fail_on_data_loss: bool = True,
@@ -79,7 +80,8 @@ def export_topic(
 
     The topic is read as :func:`pulsar_entries.read_topic` reads it (``metadata_url`` or
     ``admin_url`` for the layout, the bookies and ``offload_filesystem`` for the entries), at most
-    ``max_entries_per_commit`` new entries per commit. Without ``follow`` it stops once the table
+    ``max_entries_per_commit`` new entries and about ``max_bytes_per_commit`` bytes of them per commit
+    (what a commit holds in memory, so memory stays flat whatever the topic's size). Without ``follow`` it stops once the table
     holds everything readable; with it, it polls every ``poll_interval`` seconds until
     ``should_stop()`` is true (or Ctrl-C: the commit under way either lands whole or not at all).
 
@@ -107,6 +109,7 @@ def export_topic(
         offload_prefix=offload_prefix,
         timeout=timeout,
         max_entries_per_commit=max_entries_per_commit,
+        max_bytes_per_commit=max_bytes_per_commit,
         transaction_timeout=transaction_timeout,
         on_entry_error=on_entry_error,
         fail_on_data_loss=fail_on_data_loss,

@@ -225,6 +225,7 @@ class Exporter:
         offload_prefix: str = "",
         timeout: float = 30.0,
         max_entries_per_commit: int = 100_000,
+        max_bytes_per_commit: int = 128 << 20,
         transaction_timeout: float = 3 * 3600.0,
         chunk_read_back: int = 100_000,
         on_entry_error: str = "stop",
@@ -241,6 +242,7 @@ class Exporter:
             raise ValueError(f"on_entry_error: expected 'stop' or 'dead-letter', got {on_entry_error!r}")
         for name, value in (
             ("max_entries_per_commit", max_entries_per_commit),
+            ("max_bytes_per_commit", max_bytes_per_commit),
             ("chunk_read_back", chunk_read_back),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name[0] == "m" else 0):
@@ -261,6 +263,7 @@ class Exporter:
         self.fs, self.prefix = offload_filesystem, offload_prefix
         self.timeout = float(timeout)
         self.max_entries = max_entries_per_commit
+        self.max_bytes = max_bytes_per_commit
         self.txn_timeout_ms = int(transaction_timeout * 1000)
         self.read_back = chunk_read_back
         self.on_entry_error = on_entry_error
@@ -309,7 +312,8 @@ class Exporter:
     # ------------------------------------------------------------------ one round
 
     def round(self) -> ExportStats | None:
-        """Reads what the tables lack (at most ``max_entries_per_commit`` new entries) and commits
+        """Reads what the tables lack (at most ``max_entries_per_commit`` new entries, about
+        ``max_bytes_per_commit`` of them: what a round holds in memory) and commits
         it: the round's counts, or None when there was nothing new."""
         # What the tables hold now (another exporter may have committed since our last round).
         self.main.refresh()
@@ -333,7 +337,7 @@ class Exporter:
                         "(--skip-data-loss) to skip it, reported in the dead-letter table"
                     )
             backlogs[name] = backlog(part, main_next[name], reader)
-        counts = admit(backlogs, max_entries=self.max_entries)
+        counts = admit(backlogs, max_entries=self.max_entries, max_bytes=self.max_bytes)
         ends: dict[str, Position] = {}
         for name, b in backlogs.items():
             reader = self._reader(parts[name][0].bookies)

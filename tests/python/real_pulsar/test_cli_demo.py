@@ -43,6 +43,15 @@ def test_demo_writes_a_real_topic_and_reads_it_back(tmp_path: Path) -> None:
     streamed = r'streamed with spark.readStream.format\("pulsar"\) for [\d.]+s \((\d+) micro-batches of at most 20 entries\): 3,300 rows = every message once'
     found = re.search(streamed, step)
     assert found and int(found.group(1)) > 1, step[-1500:]
+    # Then the topic exported to a Delta table and read back with SQL.
+    assert re.search(
+        r"exported to the Delta table \S+demo-orders-delta in [\d.]+s \(\d+ commits?, exactly once", step
+    ), step[-1500:]
+    assert "3,300 rows = every message once" in step.split("exported to the Delta table")[1]
+    from deltalake import DeltaTable
+
+    exported = DeltaTable(str(out / "demo-orders-delta")).to_pyarrow_table(columns=["order_id", "customer"])
+    assert sorted(exported["order_id"].to_pylist()) == list(range(100_000, 103_300))
     pid = int(re.search(r"standalone stopped \(pid (\d+)\)", step).group(1))  # type: ignore[union-attr]
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
 

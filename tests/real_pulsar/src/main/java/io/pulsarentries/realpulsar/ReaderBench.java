@@ -45,7 +45,7 @@ public final class ReaderBench {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 3) {
-            System.err.println("usage: ReaderBench produce <serviceUrl> <topic> <messages> <valueBytes> <batch> <seed>"
+            System.err.println("usage: ReaderBench produce <serviceUrl> <topic> <messages> <valueBytes> <batch> <seed> [keys]"
                     + " | ReaderBench serve <serviceUrl> <topic> <expectedMessages>");
             System.exit(2);
         }
@@ -58,7 +58,8 @@ public final class ReaderBench {
             switch (args[0]) {
                 case "produce":
                     produce(client, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
-                            Integer.parseInt(args[5]), Long.parseLong(args[6]));
+                            Integer.parseInt(args[5]), Long.parseLong(args[6]),
+                            args.length > 7 ? Integer.parseInt(args[7]) : 0);
                     break;
                 case "serve":
                     serve(client, args[2], Long.parseLong(args[3]));
@@ -88,7 +89,8 @@ public final class ReaderBench {
         return sb.toString().getBytes(StandardCharsets.US_ASCII);
     }
 
-    static void produce(PulsarClient client, String topic, int messages, int valueBytes, int batch, long seed)
+    /** {@code keys} > 0: message i has the key {@code k<i % keys>}; 0: no keys. */
+    static void produce(PulsarClient client, String topic, int messages, int valueBytes, int batch, long seed, int keys)
             throws Exception {
         Random rng = new Random(seed);
         long started = System.nanoTime();
@@ -110,7 +112,8 @@ public final class ReaderBench {
             for (int i = 0; i < messages; i++) {
                 byte[] v = value(rng, valueBytes);
                 bytes += v.length;
-                last = producer.sendAsync(v);
+                last = keys > 0 ? producer.newMessage().key("k" + (i % keys)).value(v).sendAsync()
+                        : producer.sendAsync(v);
                 last.whenComplete((id, e) -> {
                     if (e != null) {
                         failed.incrementAndGet();

@@ -23,3 +23,8 @@ def repeat_int32(value: int, n: int) -> pa.Array:
     """``n`` copies of ``value`` as an int32 array (built from its buffer: ``pa.array`` and
     ``pa.scalar`` would ask pandas first, see :func:`as_table`)."""
     return pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(struct.pack("<i", value) * n)])
+
+
+def repeat_bool(value: bool, n: int) -> pa.Array:
+    """``n`` copies of ``value`` as a boolean array (from its bitmap, as :func:`repeat_int32`)."""
+    return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer((b"\xff" if value else b"\x00") * ((n + 7) // 8))])

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,3 +139,29 @@ def test_table_targets_parse_or_say_what_is_wrong() -> None:
     assert str(t.dead_letters()) == "iceberg:lake.sales.orders_dead_letters"
     assert str(TableTarget.parse("delta:s3://AKIA:SECRET@bucket/t")) == "delta:s3://***@bucket/t"
     assert _native is not None
+
+
+def test_a_table_takes_new_and_widened_columns_and_refuses_a_changed_type(tmp_path: Any) -> None:
+    from pulsar_entries.export._tables import DeltaTable, ExportError, IcebergTable, Progress
+
+    m = pa.map_(pa.string(), pa.string())
+
+    def rows(key: str, qty: Any, **extra: Any) -> pa.Table:
+        cols = {"partition": pa.array([-1], pa.int32()), "key": [key], "qty": qty, "m": pa.array([[("a", key)]], m)}
+        return pa.table({**cols, **extra})
+
+    for table in (
+        DeltaTable(TableTarget.parse(f"delta:{tmp_path / 'd'}")),
+        IcebergTable(TableTarget.parse("iceberg:lake.ns.t"), warehouse=str(tmp_path / "wh")),
+    ):
+        table.commit(rows("a", pa.array([1], pa.int64())), Progress("t", 1, {"t": (1, 1)}))
+        # A later version adds a field and writes an int where the table has a long.
+        table.commit(rows("b", pa.array([2], pa.int32()), new=[1.5]), Progress("t", 2, {"t": (1, 2)}))
+        schema = table.schema()
+        assert schema is not None and schema.names == ["partition", "key", "qty", "m", "new"]
+        assert schema.field("qty").type == pa.int64()
+        with pytest.raises(
+            ExportError, match="column 'qty' is int64 in the table, but the topic's schema now gives string"
+        ):
+            table.commit(rows("c", ["seven"]), Progress("t", 3, {"t": (1, 3)}))
+        assert table.progress("t") == Progress("t", 2, {"t": (1, 2)}, {"t": (1, 2)})

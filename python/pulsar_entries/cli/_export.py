@@ -101,7 +101,7 @@ def cmd_export(args: argparse.Namespace) -> None:
             return
         rate = total.entries / max(1e-9, time.monotonic() - started)
         line = (
-            f"export: {total.commits} commits, {total.entries:,} entries, {total.rows:,} rows"
+            f"export: {total.commits} commits, {total.entries:,} entries, {total.bytes / 2**20:,.1f} MiB, {total.rows:,} rows"
             + (f", {total.deleted:,} deleted" if args.mode == "upsert" else "")
             + f", {total.dead_letters:,} dead letters, lag {s.lag_entries:,} entries, {rate:,.0f} entries/s"
         )

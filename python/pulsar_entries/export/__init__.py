@@ -63,7 +63,7 @@ def export_topic(
     offload_prefix: str = "",
     timeout: float = 30.0,
     max_entries_per_commit: int = 100_000,
-    max_bytes_per_commit: int = 128 << 20,
+    max_bytes_per_commit: int = 32 << 20,
     transaction_timeout: float = 3 * 3600.0,
     on_entry_error: str = "stop",
     fail_on_data_loss: bool = True,

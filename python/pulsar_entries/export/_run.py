@@ -28,12 +28,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import _native
+from .._arrow import repeat_bool
 from .._cluster import TopicLayout
 from .._cluster.read import topic_layout
+from .._cluster.scan import output_schema
 from .._cluster.stream import (
     EARLIEST,
     Backlog,
@@ -89,6 +92,8 @@ class ExportStats:
 
     commits: int = 0
     entries: int = 0
+    #: Message payload bytes read (decompressed, chunked messages whole).
+    bytes: int = 0
     rows: int = 0
     deleted: int = 0
     dead_letters: int = 0
@@ -101,6 +106,7 @@ class ExportStats:
     def add(self, other: ExportStats) -> None:
         self.commits += other.commits
         self.entries += other.entries
+        self.bytes += other.bytes
         self.rows += other.rows
         self.deleted += other.deleted
         self.dead_letters += other.dead_letters
@@ -188,9 +194,10 @@ class _PartitionPass:
                 mask = pc.and_(mask, _pos_ge(rows, since))
             elif at < since:
                 continue
-            part = rows.filter(mask)
-            if part.num_rows:
-                table.append(part)
+            if not pc.any(mask).as_py():
+                continue
+            # Most slices go whole to one table: no copy then.
+            table.append(rows if pc.all(mask).as_py() else rows.filter(mask))
 
     def finish(
         self, end: Position, timeout_ms: int, now_ms: int
@@ -225,7 +232,7 @@ class Exporter:
         offload_prefix: str = "",
         timeout: float = 30.0,
         max_entries_per_commit: int = 100_000,
-        max_bytes_per_commit: int = 128 << 20,
+        max_bytes_per_commit: int = 32 << 20,
         transaction_timeout: float = 3 * 3600.0,
         chunk_read_back: int = 100_000,
         on_entry_error: str = "stop",
@@ -287,6 +294,12 @@ class Exporter:
             options = _native.BookieClientOptions(timeout_ms=int(self.timeout * 1000))
             self._readers[key] = _native.BookieReader(dict(bookies), options=options)
         return self._readers[key]
+
+    def close(self) -> None:
+        """Lets the bookie connections go. (The metadata store is opened per round: a RocksDB store
+        is a snapshot of when it was opened, and a ZooKeeper session kept open across rounds did not
+        recover from a dropped connection within its timeout.)"""
+        self._readers.clear()
 
     def _layouts(self) -> list[TopicLayout]:
         return [
@@ -420,48 +433,48 @@ class Exporter:
 
     def _shape(self, rows: pa.Table | None, schema: Any, stats: ExportStats) -> tuple[pa.Table | None, pa.Table | None]:
         """``(main rows, dead letters)``: messages typed by the topic's schema (the table's columns),
-        and those the schema cannot read."""
-        if rows is None or not rows.num_rows:
-            return None, None
-        dead_value = pc.or_(pc.is_null(rows["value"]), pc.equal(pc.binary_length(rows["value"]), 0))
-        tomb = pc.fill_null(dead_value, True)
+        and those the schema cannot read. In upsert mode, each key's latest message, with the
+        ``TOMBSTONE`` flag column."""
+        if rows is None:
+            # Nothing decided this round: an empty table of the columns, so the commit still
+            # records how far the round read (a transaction may hold everything it read).
+            rows = output_schema(KEEP_MARKERS).empty_table()
+        stats.bytes = pc.sum(pc.binary_length(rows["value"])).as_py() or 0
         if self.mode == "upsert":
             has_key = pc.is_valid(rows["key"])
-            stats.keyless = rows.num_rows - pc.sum(pc.cast(has_key, pa.int64())).as_py()
-            rows = rows.filter(has_key)
-            tomb = tomb.filter(has_key) if isinstance(tomb, pa.ChunkedArray) else pa.array(tomb).filter(has_key)
-            rows, tomb = _latest_per_key(rows, tomb)
+            stats.keyless = rows.num_rows - (pc.sum(pc.cast(has_key, pa.int64())).as_py() or 0)
+            rows = _latest_per_key(rows.filter(has_key))
+        empty = pc.equal(pc.binary_length(rows["value"]), 0)
+        tomb = pc.fill_null(pc.or_(pc.is_null(rows["value"]), empty), True)
         dead: pa.Table | None = None
         if schema is not None:
-            live = rows.filter(pc.invert(tomb))
-            dead_rows = rows.filter(tomb)
             from ..schemas import typed
 
+            live, gone = rows.filter(pc.invert(tomb)), rows.filter(tomb)
             t = typed(live, schema, value_column=True)
             failed = pc.fill_null(pc.is_valid(t["error"]), False)
             if pc.any(failed).as_py():
                 dead = _dead_letters(t.filter(failed))
                 t = t.filter(pc.invert(failed))
             extra = [c for c in t.column_names if c not in rows.column_names]
-            keep = [*MESSAGE_COLUMNS, *extra]
-            out = t.select(keep)
-            if dead_rows.num_rows:
-                nulls = {c: pa.nulls(dead_rows.num_rows, out.schema.field(c).type) for c in extra}
-                filler = pa.table({**{c: dead_rows[c] for c in MESSAGE_COLUMNS}, **nulls}, schema=out.schema)
+            out = t.select([*MESSAGE_COLUMNS, *extra])
+            tombs = pa.chunked_array([repeat_bool(False, out.num_rows)])
+            if gone.num_rows:
+                # Tombstones keep their message columns; the schema's are null.
+                nulls = {c: pa.nulls(gone.num_rows, out.schema.field(c).type) for c in extra}
+                filler = pa.table({**{c: gone[c] for c in MESSAGE_COLUMNS}, **nulls}, schema=out.schema)
                 out = pa.concat_tables([out, filler])
-                tombs = pa.array([False] * t.num_rows + [True] * dead_rows.num_rows, pa.bool_())
-            else:
-                tombs = pa.array([False] * out.num_rows, pa.bool_())
+                tombs = pa.chunked_array([*tombs.chunks, repeat_bool(True, gone.num_rows)])
         else:
             out = rows.select([*MESSAGE_COLUMNS, "value"])
-            tombs = tomb if isinstance(tomb, pa.Array) else pa.array(tomb)
+            tombs = tomb
+        out = conform(out, self.target.format)
         if self.mode == "append":
             stats.rows = out.num_rows
-            return conform(out, self.target.format), dead
-        out = conform(out, self.target.format).append_column(TOMBSTONE, tombs)
+            return out, dead
         stats.deleted = pc.sum(pc.cast(tombs, pa.int64())).as_py() or 0
         stats.rows = out.num_rows - stats.deleted
-        return out, dead
+        return out.append_column(TOMBSTONE, tombs), dead
 
     # ------------------------------------------------------------------ the whole run
 
@@ -474,24 +487,43 @@ class Exporter:
         should_stop: Callable[[], bool] | None = None,
     ) -> ExportStats:
         total = ExportStats()
+        try:
+            self._loop(total, follow, poll_interval, on_commit, should_stop)
+        finally:
+            self.close()
+        return total
+
+    def _loop(
+        self,
+        total: ExportStats,
+        follow: bool,
+        poll_interval: float,
+        on_commit: Callable[[ExportStats], None] | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> None:
+        last: dict[str, Position] | None = None
         while True:
             if should_stop is not None and should_stop():
-                return total
+                return
             got = self.round()
             if got is not None:
                 total.add(got)
                 if on_commit is not None:
                     on_commit(got)
+                if got.positions == last:
+                    # Never expected (a round with entries to read moves on); never loop on it.
+                    raise ExportError(f"export of {self.topic}: a round made no progress at {last}")
+                last = dict(got.positions)
                 if got.lag_entries:
                     continue
             if not follow:
                 if got is None:
-                    return total
+                    return
                 continue
             deadline = time.monotonic() + poll_interval
             while time.monotonic() < deadline:
                 if should_stop is not None and should_stop():
-                    return total
+                    return
                 time.sleep(min(0.1, poll_interval))
 
 
@@ -506,27 +538,21 @@ def _is_data_loss(t: pa.Table) -> bool:
     return all(str(e).startswith("data loss:") for e in t["error"].to_pylist())
 
 
-def _latest_per_key(rows: pa.Table, tomb: Any) -> tuple[pa.Table, pa.Array]:
-    """Each (partition, key)'s last message by position, as the broker's compaction keeps it."""
-    best: dict[tuple[int, str], tuple[tuple[int, int, int], int]] = {}
-    bi = pc.fill_null(rows["batch_index"], -1).to_pylist()
-    for i, (p, k, led, e, b) in enumerate(
-        zip(
-            rows["partition"].to_pylist(),
-            rows["key"].to_pylist(),
-            rows["ledger_id"].to_pylist(),
-            rows["entry_id"].to_pylist(),
-            bi,
-        )
-    ):
-        pos = (led, e, b)
-        have = best.get((p, k))
-        if have is None or pos > have[0]:
-            best[(p, k)] = (pos, i)
-    idx = sorted(i for _, i in best.values())
-    taken = pa.array(idx, pa.int64())
-    tomb_arr = tomb if isinstance(tomb, (pa.Array, pa.ChunkedArray)) else pa.array(tomb)
-    return rows.take(taken), pc.take(tomb_arr, taken)
+def _latest_per_key(rows: pa.Table) -> pa.Table:
+    """Each (partition, key)'s message at the highest position, as the broker's compaction keeps it."""
+    if not rows.num_rows:
+        return rows
+    i = "__pulsar_entries_row"
+    ranked = rows.select(["partition", "key", "ledger_id", "entry_id", "batch_index"]).append_column(
+        i, pa.array(np.arange(rows.num_rows, dtype=np.int64))
+    )
+    by_position = ranked.sort_by(
+        [("partition", "ascending"), ("key", "ascending"), ("ledger_id", "ascending"), ("entry_id", "ascending"),
+         ("batch_index", "ascending")]
+    )  # fmt: skip
+    last = by_position.group_by(["partition", "key"], use_threads=False).aggregate([(i, "last")])
+    keep = last[f"{i}_last"]
+    return rows.take(pc.take(keep, pc.sort_indices(keep)))  # in the order they were read
 
 
 def _dead_letters(t: pa.Table) -> pa.Table:

@@ -174,6 +174,64 @@ def conform(table: pa.Table, fmt: str) -> pa.Table:
     return table.cast(table_schema(table.schema, fmt))
 
 
+def _kind(t: pa.DataType) -> str:
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return "binary"
+    if pa.types.is_timestamp(t):
+        return f"timestamp[{'tz' if t.tz else 'local'}]"
+    return str(t)
+
+
+def same_type(a: pa.DataType, b: pa.DataType) -> bool:
+    """Whether a column of type ``a`` holds values of type ``b`` as they are (field names of list
+    items and map entries, nullability, string and binary widths and timestamp units aside)."""
+    if pa.types.is_list(a) or pa.types.is_large_list(a):
+        return (pa.types.is_list(b) or pa.types.is_large_list(b)) and same_type(a.value_type, b.value_type)
+    if pa.types.is_map(a):
+        return pa.types.is_map(b) and same_type(a.key_type, b.key_type) and same_type(a.item_type, b.item_type)
+    if pa.types.is_struct(a):
+        if not pa.types.is_struct(b) or {f.name for f in a} != {f.name for f in b}:
+            return False
+        return all(same_type(a.field(f.name).type, f.type) for f in b)
+    return _kind(a) == _kind(b)
+
+
+#: Promotions a column takes from a schema version that writes a narrower type (Avro's rules).
+_WIDER = {
+    "int64": ("int8", "int16", "int32"),
+    "int32": ("int8", "int16"),
+    "double": ("float", "int8", "int16", "int32", "int64"),
+    "float": ("int8", "int16", "int32", "int64"),
+}
+
+
+def reconcile(have: pa.Schema | None, rows: pa.Table, where: str) -> pa.Table:
+    """``rows`` fitted to a table of schema ``have``: a column the table lacks is added (by the
+    write), one the rows lack is null, one a schema version widened is cast (int to long, ...); any
+    other change of a column's type stops with one line naming it."""
+    if have is None:
+        return rows
+    for f in rows.schema:
+        if f.name not in have.names or f.name == TOMBSTONE:
+            continue
+        want = have.field(f.name).type
+        if same_type(want, f.type):
+            continue
+        if str(f.type) in _WIDER.get(str(want), ()):
+            rows = rows.set_column(rows.schema.get_field_index(f.name), f.name, rows[f.name].cast(want))
+            continue
+        raise ExportError(
+            f"{where}: column {f.name!r} is {want} in the table, but the topic's schema now gives {f.type}; "
+            "a table cannot change a column's type (export to a new table)"
+        )
+    for f in have:
+        if f.name not in rows.column_names:
+            rows = rows.append_column(pa.field(f.name, f.type), pa.nulls(rows.num_rows, f.type))
+    return rows
+
+
 def _position_key(t: pa.Table) -> list[tuple[int, int, int, int]]:
     bi = pc.fill_null(t["batch_index"], -1).to_pylist()
     return list(zip(t["partition"].to_pylist(), t["ledger_id"].to_pylist(), t["entry_id"].to_pylist(), bi))
@@ -260,13 +318,24 @@ class DeltaTable:
             custom_metadata={PROGRESS_KEY: progress.to_json()},
             app_transactions=[Transaction(_app_id(progress.topic), progress.seq)],
         )
+        if rows is not None:
+            rows = reconcile(self.schema(), rows, str(self.target))
         try:
             if rows is None or not rows.num_rows:
-                if self._table is None:
-                    return  # nothing to create a table from yet
-                empty = self.schema()
-                assert empty is not None
-                write_deltalake(self._table, empty.empty_table(), mode="append", commit_properties=props)
+                # A commit with no rows records the progress (and creates the table the first time).
+                have = self.schema()
+                data = have.empty_table() if have is not None else rows
+                if data is None:
+                    raise ExportError(f"{self.target}: nothing to create the table from")
+                if TOMBSTONE in data.column_names:
+                    data = data.drop_columns([TOMBSTONE])
+                write_deltalake(
+                    self._table if self._table is not None else self.uri,
+                    data,
+                    mode="append",
+                    storage_options=self.storage_options or None,
+                    commit_properties=props,
+                )
             elif not upsert or self._table is None:
                 data = rows.drop_columns([TOMBSTONE]) if TOMBSTONE in rows.column_names else rows
                 if upsert:
@@ -415,22 +484,23 @@ class IcebergTable:
 
         props = {PROGRESS_KEY: progress.to_json()}
         data = None
-        if rows is not None and rows.num_rows:
+        if rows is not None:
+            rows = reconcile(self.schema(), rows, str(self.target))
             data = rows.drop_columns([TOMBSTONE]) if TOMBSTONE in rows.column_names else rows
             if self._table is None:
                 self._create(data.schema)
         if self._table is None:
-            return
+            raise ExportError(f"{self.target}: nothing to create the table from")
         try:
-            if data is not None:
+            if data is not None and data.num_rows:
                 have = self._table.schema().as_arrow()
                 if any(f.name not in have.names for f in data.schema):
                     with self._table.update_schema() as u:
                         u.union_by_name(data.schema)
                     self.refresh()
             tx = self._table.transaction()
-            if data is None:
-                tx.set_properties({"pulsar-entries.progress-only": "true"})  # a commit with no data
+            if data is None or not data.num_rows:
+                # A commit with no rows records the progress (a snapshot with no data files).
                 tx.append(self._table.schema().as_arrow().empty_table(), snapshot_properties=props)
             elif not upsert:
                 tx.append(data, snapshot_properties=props)

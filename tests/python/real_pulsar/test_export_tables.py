@@ -387,3 +387,80 @@ def test_two_exporters_on_one_table_do_not_duplicate(orders: dict[str, Any], tmp
         export_topic(TOPIC, table, **opts, **where(rp))
         ids = [row_id(r) for r in duck(table, opts)] + [row_id(r) for r in duck(table + "_dead_letters", opts)]
         assert sorted(ids) == sorted(java_ids(orders["truth"]["messages"]))
+
+
+def test_cli_export_follows_until_ctrl_c_and_a_rerun_goes_on(orders: dict[str, Any], tmp_path: Path) -> None:
+    rp = orders["rp"]
+    out = tmp_path / "cli"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pulsar_entries",
+        "export",
+        "--topic",
+        NAME,
+        "--to",
+        f"delta:{out}",
+        "--metadata-url",
+        f"rocksdb:{rp.standalone.metadata_dir}",
+        "--offload-uri",
+        f"s3://{BUCKET}?endpoint_override=127.0.0.1:{rp.moto.port}&scheme=http",
+        "--max-entries-per-commit",
+        "3",
+        "--poll-interval",
+        "0.2",
+    ]
+    env = dict(
+        os.environ, AWS_ACCESS_KEY_ID=S3_ACCESS_KEY, AWS_SECRET_ACCESS_KEY=S3_SECRET_KEY, AWS_DEFAULT_REGION=S3_REGION
+    )
+    proc = subprocess.Popen([*cmd, "--follow"], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert first.startswith("export: 1 commits,"), first
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "export stopped: the table holds what its" in rest, rest
+    assert "Traceback" not in rest
+    # A rerun goes on from what the table holds, and ends with every message once.
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"exported {TOPIC} to delta:{out}:" in done.stdout
+    ids = [row_id(r) for r in duck(f"delta:{out}", {})] + [row_id(r) for r in duck(f"delta:{out}_dead_letters", {})]
+    assert sorted(ids) == sorted(java_ids(orders["truth"]["messages"]))
+
+
+@pytest.mark.parametrize("name", ["java-txn", "java-partitioned"])
+def test_zookeeper_cluster_topics_export_as_java_readers_receive_them(
+    real_pulsar_zk: Any, tmp_path: Path, name: str
+) -> None:
+    """Through a ZooKeeper store (kept open across commits): committed and aborted transactions,
+    and a partitioned topic, whose partitions each table row names."""
+    rp = real_pulsar_zk
+    table = f"delta:{tmp_path / name}"
+    got = export_topic(
+        NS + name,
+        table,
+        metadata_url=f"zk:127.0.0.1:{rp.standalone.zookeeper_port}",
+        offload_filesystem=rp.s3(),
+        offload_prefix=BUCKET,
+        max_entries_per_commit=4,
+    )
+    assert got.commits > 2
+    rows = duck(table, {})
+    mine = sorted((r["partition"], *row_id(r)) for r in rows)
+    assert len(mine) == len(set(mine))
+    truths = {k: v for k, v in rp.truth.items() if k == name or k.startswith(name + "-partition-")}
+    want = sorted(
+        (m["partition"], m["ledger_id"], m["entry_id"], m["batch_index"])
+        for t in truths.values()
+        for m in t["messages"]
+    )
+    assert mine == want
+    if name == "java-partitioned":
+        assert {r["partition"] for r in rows} == {0, 1, 2}

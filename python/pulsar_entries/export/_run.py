@@ -191,7 +191,10 @@ class _PartitionPass:
             (self.entry_errors, bad, self.dead_next),
         ):
             if at is None:
-                mask = pc.and_(mask, _pos_ge(rows, since))
+                # A status row (ledger -1: data retention deleted) is reported by the range that
+                # meets it, once; it has no position of its own to compare.
+                status = pc.equal(rows["ledger_id"], -1)
+                mask = pc.and_(mask, pc.or_(_pos_ge(rows, since), status))
             elif at < since:
                 continue
             if not pc.any(mask).as_py():

@@ -567,7 +567,8 @@ def _app_id(topic: str) -> str:
 
 
 def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split())
+    """A library's error in one line, without credentials a URI in it may carry."""
+    text = _redact(" ".join(str(e).split()))
     return text[:300] + ("…" if len(text) > 300 else "")
 
 

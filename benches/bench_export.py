@@ -35,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_read_topic as brt
-from bench_spark_topic import NS
+from bench_spark_topic import NS, produce
 
 from pulsar_entries._standalone import Standalone
 
@@ -59,30 +59,6 @@ else:
     rows = s.rows + s.deleted
 print(json.dumps({"seconds": time.perf_counter() - t, "rows": rows, "peak": hwm()}))
 """
-
-
-def produce(lib: Path, classes: Path, sa: Standalone, topic: str, args: Any, messages: int, log: Path) -> None:
-    with open(log, "ab") as err:
-        subprocess.run(
-            brt.java_cmd(
-                lib,
-                classes,
-                sa,
-                "produce",
-                sa.service_url,
-                topic,
-                str(messages),
-                str(args.value_bytes),
-                str(args.batch),
-                str(args.seed),
-                str(args.keys),
-            ),
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            timeout=3600,
-            check=True,
-        )
-    sa.admin("PUT", f"/persistent/{topic.removeprefix('persistent://')}/unload")
 
 
 def run(side: str, topic: str, url: str, out: Path) -> dict[str, Any]:
@@ -116,7 +92,7 @@ def main() -> int:
         for label, messages in sizes:
             topic = NS + f"export-bench-{label}"
             t = time.perf_counter()
-            produce(lib, classes, sa, topic, args, messages, workdir / "java.log")
+            produce(lib, classes, sa, topic, args, messages, workdir / "java.log", keys=args.keys)
             print(f"topic {label}: {messages:,} messages written in {time.perf_counter() - t:.0f} s", flush=True)
             sides = ["decode", "append", "upsert"]
             results: dict[str, list[dict[str, Any]]] = {s: [] for s in sides}

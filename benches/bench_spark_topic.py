@@ -62,8 +62,9 @@ NS = "persistent://public/default/"
 
 
 def produce(
-    lib: Path, classes: Path, sa: Standalone, topic: str, args: Any, messages: int, log: Path
+    lib: Path, classes: Path, sa: Standalone, topic: str, args: Any, messages: int, log: Path, keys: int = 0
 ) -> dict[str, Any]:
+    """``ReaderBench produce`` into ``topic`` (``keys`` > 0: that many distinct keys), then an unload."""
     raw = subprocess.run(
         brt.java_cmd(
             lib,
@@ -76,6 +77,7 @@ def produce(
             str(args.value_bytes),
             str(args.batch),
             str(args.seed),
+            *([str(keys)] if keys else []),
         ),
         stdout=subprocess.PIPE,
         stderr=open(log, "ab"),  # noqa: SIM115 - the child holds it

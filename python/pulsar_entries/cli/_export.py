@@ -8,9 +8,8 @@ import sys
 import time
 from typing import Any
 
-from .._redact import filesystem_from_uri
 from ._errors import CliError
-from ._topic import add_cluster_options, topic_name
+from ._topic import add_cluster_options, bookie_addresses, offload_location, topic_name
 
 
 def add_export_parser(sub: Any) -> None:
@@ -78,19 +77,8 @@ def cmd_export(args: argparse.Namespace) -> None:
     if args.bookie_dir:
         raise CliError("export reads a live cluster (--bookie-dir is a stopped one, which does not grow)")
     topic = topic_name(args.topic)
-    read: dict[str, Any] = {}
-    if args.offload_uri:
-        try:
-            fs, prefix = filesystem_from_uri(args.offload_uri, "--offload-uri")
-        except (ValueError, OSError) as e:
-            raise CliError(str(e)) from None
-        read.update(offload_filesystem=fs, offload_prefix=prefix)
-    addresses = {}
-    for spec in args.bookie_address or []:
-        bookie, sep, address = spec.partition("=")
-        if not sep or not bookie or not address:
-            raise CliError(f"--bookie-address must be ID=HOST:PORT, not {spec!r}")
-        addresses[bookie] = address
+    read = offload_location(args)
+    addresses = bookie_addresses(args)
     tty = sys.stderr.isatty() and not args.quiet
     started = time.monotonic()
     total = ExportStats()

@@ -188,6 +188,28 @@ class ClusterTopic:
         return last_message_position(view.filter(upto), topic_entries=topic, read_compacted=True, horizon=h)
 
 
+def bookie_addresses(args: argparse.Namespace) -> dict[str, str]:
+    """``--bookie-address ID=HOST:PORT`` (repeatable) as ``{id: "host:port"}``."""
+    addresses = {}
+    for spec in args.bookie_address or []:
+        bookie, sep, address = spec.partition("=")
+        if not sep or not bookie or not address:
+            raise CliError(f"--bookie-address must be ID=HOST:PORT, not {spec!r}")
+        addresses[bookie] = address
+    return addresses
+
+
+def offload_location(args: argparse.Namespace) -> dict[str, Any]:
+    """``--offload-uri`` as ``read_topic``'s ``offload_filesystem`` and ``offload_prefix`` (none without it)."""
+    if not args.offload_uri:
+        return {}
+    try:
+        filesystem, prefix = filesystem_from_uri(args.offload_uri, "--offload-uri")
+    except (ValueError, OSError) as e:
+        raise CliError(str(e)) from None
+    return {"offload_filesystem": filesystem, "offload_prefix": prefix}
+
+
 def source(args: argparse.Namespace) -> Any:
     """The command's ``IN``: a :class:`ClusterTopic` for a topic name, else the path."""
     given = [
@@ -225,19 +247,8 @@ def source(args: argparse.Namespace) -> Any:
             partitions = [int(x) for x in args.partitions.split(",")]
         except ValueError:
             raise CliError(f"--partitions must be numbers separated by commas, not {args.partitions!r}") from None
-    addresses = {}
-    for spec in args.bookie_address or []:
-        bookie, sep, address = spec.partition("=")
-        if not sep or not bookie or not address:
-            raise CliError(f"--bookie-address must be ID=HOST:PORT, not {spec!r}")
-        addresses[bookie] = address
-    read: dict[str, Any] = {"bookie_dirs": args.bookie_dir, "timeout": args.timeout}
-    if args.offload_uri:
-        try:
-            filesystem, prefix = filesystem_from_uri(args.offload_uri, "--offload-uri")
-        except (ValueError, OSError) as e:
-            raise CliError(str(e)) from None
-        read.update(offload_filesystem=filesystem, offload_prefix=prefix)
+    addresses = bookie_addresses(args)
+    read: dict[str, Any] = {"bookie_dirs": args.bookie_dir, "timeout": args.timeout, **offload_location(args)}
     options: dict[str, Any] = {
         "metadata_url": args.metadata_url,
         "admin_token": args.admin_token,

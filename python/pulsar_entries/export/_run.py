@@ -193,8 +193,7 @@ class _PartitionPass:
             if at is None:
                 # A status row (ledger -1: data retention deleted) is reported by the range that
                 # meets it, once; it has no position of its own to compare.
-                status = pc.equal(rows["ledger_id"], -1)
-                mask = pc.and_(mask, pc.or_(_pos_ge(rows, since), status))
+                mask = pc.and_(mask, pc.or_(_pos_ge(rows, since), _data_loss(rows)))
             elif at < since:
                 continue
             if not pc.any(mask).as_py():
@@ -409,7 +408,7 @@ class Exporter:
                     )
                 )
         errors = [t for p in passes.values() for t in p.entry_errors]
-        unreadable = [t for t in errors if not _is_data_loss(t)]
+        unreadable = [t for t in errors if not pc.all(_data_loss(t)).as_py()]
         if unreadable and self.on_entry_error == "stop":
             first = pa.concat_tables(unreadable).slice(0, 1).to_pylist()[0]
             raise ExportError(
@@ -537,8 +536,9 @@ def _concat(tables: Sequence[pa.Table]) -> pa.Table | None:
     return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
 
 
-def _is_data_loss(t: pa.Table) -> bool:
-    return all(str(e).startswith("data loss:") for e in t["error"].to_pylist())
+def _data_loss(t: pa.Table) -> Any:
+    """Which rows are data-loss status rows (``stream_range`` gives them ledger -1)."""
+    return pc.equal(t["ledger_id"], -1)
 
 
 def _latest_per_key(rows: pa.Table) -> pa.Table:

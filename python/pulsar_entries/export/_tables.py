@@ -24,6 +24,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._redact import redact_uri
+
 #: The commit property that holds an export's progress.
 PROGRESS_KEY = "pulsar-entries.export"
 #: Column name of the tombstone flag in an upsert's source rows (never written to a table).
@@ -80,12 +82,7 @@ class TableTarget:
         )
 
     def __str__(self) -> str:
-        return f"{self.format}:{_redact(self.location)}"
-
-
-def _redact(location: str) -> str:
-    """A location without credentials in its authority (``scheme://user:secret@host``)."""
-    return re.sub(r"(://)[^/@]*@", r"\1***@", location)
+        return f"{self.format}:{redact_uri(self.location)}"
 
 
 @dataclass
@@ -310,7 +307,6 @@ class DeltaTable:
         progress: Progress,
         *,
         upsert: bool = False,
-        partition_by: list[str] | None = None,
     ) -> None:
         from deltalake import CommitProperties, Transaction, write_deltalake
 
@@ -345,7 +341,6 @@ class DeltaTable:
                     data,
                     mode="append",
                     schema_mode="merge",
-                    partition_by=partition_by if self._table is None else None,
                     storage_options=self.storage_options or None,
                     commit_properties=props,
                 )
@@ -475,7 +470,6 @@ class IcebergTable:
         progress: Progress,
         *,
         upsert: bool = False,
-        partition_by: list[str] | None = None,
     ) -> None:
         import pyiceberg.expressions as expressions
         from pyiceberg.exceptions import CommitFailedException, ValidationError
@@ -568,7 +562,7 @@ def _app_id(topic: str) -> str:
 
 def _one_line(e: BaseException) -> str:
     """A library's error in one line, without credentials a URI in it may carry."""
-    text = _redact(" ".join(str(e).split()))
+    text = redact_uri(" ".join(str(e).split()))
     return text[:300] + ("…" if len(text) > 300 else "")
 
 

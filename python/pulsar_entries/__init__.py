@@ -26,6 +26,7 @@ from ._entries import entries_table
 from ._message_id import ChunkMessageId, MessageId, seek_position
 from ._native import (
     DEFAULT_MAX_UNCOMPRESSED_SIZE,
+    CryptoKeys,
     DataError,
     EntryFormatError,
     InputSchemaError,
@@ -50,6 +51,7 @@ __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
     "ChunkMessageId",
     "Compactor",
+    "CryptoKeys",
     "DataError",
     "EntryContext",
     "EntryFormatError",

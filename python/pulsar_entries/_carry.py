@@ -119,6 +119,7 @@ def decode_carrying(
     *,
     options: _native.DecodeOptions | None = None,
     processors: Sequence[Any] | None = None,
+    crypto_keys: Any = None,
 ) -> pa.Table:
     """:func:`pulsar_entries.decode`, keeping the input's ``error`` text and its
     other columns (see the module's docstring).
@@ -134,12 +135,12 @@ def decode_carrying(
     core = table.select([c for c in DECODER_COLUMNS if c in names])
     wanted = None if columns is None else [c for c in columns if c in message_columns]
     if not extras and not has_errors:
-        return decode_with(core, options, processors=processors, columns=wanted)
+        return decode_with(core, options, processors=processors, columns=wanted, crypto_keys=crypto_keys)
     if wanted is not None:
         wanted += [c for c in CARRY_NEEDS if c not in wanted]
 
     def decode(entries: pa.Table) -> pa.Table:
-        return decode_with(entries, options, processors=processors, columns=wanted)
+        return decode_with(entries, options, processors=processors, columns=wanted, crypto_keys=crypto_keys)
 
     parts = []
     for start, stop in _runs_without_repeats(*_ids(table)):

@@ -9,6 +9,8 @@ from typing import Any
 import pyarrow as pa
 
 from . import _native
+from ._crypto import CryptoKeysLike
+from ._crypto import crypto_keys as to_crypto_keys
 from .processors import native_processors
 
 
@@ -22,6 +24,7 @@ def decode(
     utf8_errors: str | None = None,
     max_output_bytes: int | None = None,
     columns: Sequence[str] | None = None,
+    crypto_keys: CryptoKeysLike | None = None,
 ) -> pa.Table:
     """Decodes entries into one row per message.
 
@@ -44,6 +47,17 @@ def decode(
     values as the full table's columns, without the work for the others);
     an unknown or repeated name raises OptionsError.
 
+    ``crypto_keys`` decrypts end-to-end encrypted messages as Pulsar's Java
+    consumer does: a mapping from key name (as the producer's
+    ``addEncryptionKey`` named it; ``"*"`` for any name) to the private key
+    (PEM bytes, PEM text or a file path), or a :class:`CryptoKeys`. RSA keys
+    (PKCS#1 or PKCS#8) are supported; EC keys are not yet. An entry that
+    cannot be decrypted (no key for any of its names, a wrong key, an altered
+    payload) stays one row of its stored bytes, ``encrypted`` true and
+    ``error`` saying why, as ``ConsumerCryptoFailureAction.CONSUME`` delivers
+    it; it never fails the call. Without keys, encrypted entries are such
+    rows with no error.
+
     An option left ``None`` takes the core's default (see ``DecodeOptions``: checksums verified, markers
     dropped, payloads up to ``DEFAULT_MAX_UNCOMPRESSED_SIZE``, UTF-8 replaced, no output budget).
     """
@@ -54,7 +68,7 @@ def decode(
         utf8_errors=utf8_errors,
         max_output_bytes=max_output_bytes,
     )
-    return decode_with(entries, options, processors=processors, columns=columns)
+    return decode_with(entries, options, processors=processors, columns=columns, crypto_keys=crypto_keys)
 
 
 def decode_with(
@@ -63,7 +77,14 @@ def decode_with(
     *,
     processors: Sequence[Any] | None = None,
     columns: Sequence[str] | None = None,
+    crypto_keys: CryptoKeysLike | None = None,
 ) -> pa.Table:
     """:func:`decode` with its options as one object (``None``: the defaults)."""
     columns = None if columns is None else list(columns)
-    return _native.decode(entries, processors=native_processors(processors), options=options, columns=columns)
+    return _native.decode(
+        entries,
+        processors=native_processors(processors),
+        options=options,
+        columns=columns,
+        crypto_keys=to_crypto_keys(crypto_keys),
+    )

@@ -27,6 +27,7 @@ __all__ = [
     "BookieReader",
     "CompactionOptions",
     "Compactor",
+    "CryptoKeys",
     "DataError",
     "DecodeOptions",
     "EntryFormatError",
@@ -248,9 +249,21 @@ def decode(
     processors: Sequence[ProcessorSpec] | None = None,
     options: DecodeOptions | None = None,
     columns: Sequence[str] | None = None,
+    crypto_keys: CryptoKeys | None = None,
 ) -> pa.Table:
     """``pulsar_entries.decode`` with its options as one object and the processors checked (an empty
     list is an OptionsError)."""
+
+@final
+class CryptoKeys:
+    """The private keys end-to-end encrypted messages are decrypted with, by key name (``"*"``: any
+    name), each PEM bytes: PKCS#1 or PKCS#8 RSA (an EC key is kept, and says it is not supported). A
+    key that is not a private key is an OptionsError naming it, never showing it. The repr shows the
+    names only."""
+
+    def __new__(cls, keys: Mapping[str, bytes | bytearray | memoryview]) -> CryptoKeys: ...
+    @property
+    def names(self) -> list[str]: ...
 
 def stamp(
     entries: Any,

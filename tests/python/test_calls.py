@@ -64,7 +64,10 @@ def test_every_native_function_has_a_real_signature() -> None:
     assert list(sig.parameters)[:3] == ["messages", "batch", "compression"]
     assert sig.parameters["compression"].kind is inspect.Parameter.KEYWORD_ONLY
     assert sig.parameters["compression"].default is None
-    assert str(inspect.signature(_native.decode)) == "(entries, *, processors=None, options=None, columns=None)"
+    assert (
+        str(inspect.signature(_native.decode))
+        == "(entries, *, processors=None, options=None, columns=None, crypto_keys=None)"
+    )
 
 
 def test_a_misspelled_keyword_fails_before_any_work() -> None:

@@ -92,7 +92,13 @@ def test_public_signatures_show_their_keywords() -> None:
     decode = inspect.signature(pe.decode).parameters
     for name in ("processors", "verify_checksum", "keep_markers", "max_uncompressed_size", "utf8_errors"):
         assert decode[name].kind is inspect.Parameter.KEYWORD_ONLY, name
-    assert list(inspect.signature(_native.decode).parameters) == ["entries", "processors", "options", "columns"]
+    assert list(inspect.signature(_native.decode).parameters) == [
+        "entries",
+        "processors",
+        "options",
+        "columns",
+        "crypto_keys",
+    ]
     reassemble = inspect.signature(chunks.reassemble_chunks).parameters
     assert reassemble["max_pending"].default == 100 and reassemble["expire_after_ms"].default == 60_000
     for f in (

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pulsar_entries._native as _native
 
 from .._arrow import as_table, repeat_int32
+from .._crypto import CryptoKeysLike
 from .._decode import decode
 from .admin import AdminRest, _unresolved_bookies, is_admin_url, resolve_topic_admin
 from .files import BookieFiles
@@ -342,6 +343,7 @@ def read_topic(
     typed: bool = False,
     schema: Any = None,
     value_column: bool = True,
+    crypto_keys: CryptoKeysLike | None = None,
 ) -> pa.Table:
     """A topic's entries straight from the cluster's storage, in topic order:
     ``ledger_id, entry_id, partition, data, error``, ready for :func:`decode`.
@@ -351,7 +353,8 @@ def read_topic(
     (:mod:`pulsar_entries.schemas`). The schema comes from the same metadata
     store or admin REST API as the layout unless ``schema`` is given (a
     :class:`~pulsar_entries.schemas.TopicSchema`, or a ``SchemaInfo`` dict);
-    ``value_column`` keeps the raw ``value``.
+    ``value_column`` keeps the raw ``value``. ``crypto_keys`` decrypts end-to-end
+    encrypted messages on the way (see :func:`pulsar_entries.decode`).
 
     Live ledgers come from the bookies (read only: no fencing, nothing past
     the last-add-confirmed); offloaded ones from ``offload_filesystem`` (a
@@ -412,7 +415,8 @@ def read_topic(
         schema = topic_schemas(
             topic, metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token, timeout=timeout
         )
-    return typed_messages(entries_to_messages(entries), schema, value_column=value_column)
+    messages = entries_to_messages(entries, crypto_keys=crypto_keys)
+    return typed_messages(messages, schema, value_column=value_column)
 
 
 def iter_topic(

@@ -103,15 +103,24 @@ class ReadCounter:
 # ------------------------------------------------------------------------------------- decoding
 
 
-def decode_entries(entries: pa.Table, options: _native.DecodeOptions | None) -> pa.Table:
-    """Entries (``ledger_id, entry_id, partition, data, error``) to messages, with
-    the decode ``options``: the one place a range's entries are decoded."""
-    return decode_carrying(entries, options=options)
+@dataclass(frozen=True)
+class Decoding:
+    """How a range's entries are decoded: the decode options, and the private keys that decrypt
+    end-to-end encrypted messages (``None``: they stay encrypted)."""
+
+    options: _native.DecodeOptions | None = None
+    crypto_keys: _native.CryptoKeys | None = None
+
+
+def decode_entries(entries: pa.Table, decoding: Decoding) -> pa.Table:
+    """Entries (``ledger_id, entry_id, partition, data, error``) to messages, as
+    ``decoding`` says: the one place a range's entries are decoded."""
+    return decode_carrying(entries, options=decoding.options, crypto_keys=decoding.crypto_keys)
 
 
 def output_schema(options: _native.DecodeOptions | None, *, reassemble: bool = True) -> pa.Schema:
     """The schema of what :func:`scan_range` yields with these options."""
-    decoded = decode_entries(ENTRY_SCHEMA.empty_table(), options)
+    decoded = decode_entries(ENTRY_SCHEMA.empty_table(), Decoding(options))
     return _native.reassemble_chunks(decoded).schema if reassemble else decoded.schema
 
 
@@ -441,6 +450,7 @@ def scan_range(
     rng: EntryRange,
     *,
     decode_options: _native.DecodeOptions | None = None,
+    crypto_keys: _native.CryptoKeys | None = None,
     reassemble: bool = True,
     reassembly: _native.ReassemblyOptions | None = None,
     offload_filesystem: Any = None,
@@ -453,8 +463,9 @@ def scan_range(
     """The messages of one range: read, decoded and (``reassemble``) with chunked
     messages whole, as :func:`pulsar_entries.reassemble_chunks` gives them over the
     topic. Tables of at most about ``slice_entries`` entries' messages, except while
-    a chunked message is open (its span is held)."""
-    options = decode_options
+    a chunked message is open (its span is held). ``crypto_keys`` decrypts encrypted
+    messages (see :func:`pulsar_entries.decode`)."""
+    options = Decoding(decode_options, crypto_keys)
     limits = reassembly or _native.ReassemblyOptions()
     if reader is None:
         ledgers = [s.ledger for s in [*rng.segments, *rng.ahead]]
@@ -525,7 +536,7 @@ def _read_ahead(
     reader: Any,
     fs: Any,
     prefix: str,
-    options: _native.DecodeOptions | None,
+    options: Decoding,
     pending: _Pending,
     window: list[pa.Table],
 ) -> Iterator[pa.Table]:

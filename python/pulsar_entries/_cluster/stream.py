@@ -43,6 +43,7 @@ from .layout import Ledger, Partition, TopicLayout
 from .read import error_rows
 from .scan import (
     SLICE_ENTRIES,
+    Decoding,
     EntryRange,
     Segment,
     _chunk_rows,
@@ -384,7 +385,7 @@ def _read_back(
     reader: Any,
     fs: Any,
     prefix: str,
-    options: _native.DecodeOptions | None,
+    options: Decoding,
     wanted: set[str],
 ) -> pa.Table | None:
     """The earlier chunks of the ``wanted`` uuids, read backwards from the range's start through
@@ -421,6 +422,7 @@ def stream_range(
     sr: StreamRange,
     *,
     decode_options: _native.DecodeOptions | None = None,
+    crypto_keys: _native.CryptoKeys | None = None,
     reassembly: _native.ReassemblyOptions | None = None,
     offload_filesystem: Any = None,
     offload_prefix: str = "",
@@ -429,8 +431,9 @@ def stream_range(
     reader: Any = None,
 ) -> Iterator[pa.Table]:
     """The messages one range of a micro-batch emits (see the module's docs): every message whose
-    entry lies in the range, chunked messages at their last chunk, whole."""
-    options = decode_options
+    entry lies in the range, chunked messages at their last chunk, whole. ``crypto_keys`` decrypts
+    encrypted messages (see :func:`pulsar_entries.decode`)."""
+    options = Decoding(decode_options, crypto_keys)
     limits = _stream_limits(reassembly)
     if sr.lost is not None:
         yield _native.reassemble_chunks(

@@ -18,7 +18,7 @@ from ._demo import cmd_demo
 from ._errors import CliError, one_line
 from ._export import add_export_parser
 from ._real_pulsar import cmd_standalone
-from ._topic import add_cluster_options, topic_option_as_input
+from ._topic import add_cluster_options, add_crypto_option, topic_option_as_input
 
 __all__ = ["CliError", "build_parser", "main"]
 
@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--no-verify", action="store_true", help="do not verify CRC32C checksums")
     d.add_argument("--keep-markers", action="store_true", help="keep marker entries as rows")
     add_cluster_options(d)
+    add_crypto_option(d)
     add_overwrite(d, "OUT")
     d.add_argument(
         "--utf8-errors",

@@ -22,7 +22,7 @@ from ._engines import Engine, engine_for
 from ._errors import CliError
 from ._output import marked, staged
 from ._report import render_html, render_text
-from ._topic import ClusterTopic, inputs, source
+from ._topic import ClusterTopic, crypto_key_files, inputs, source
 
 
 def engine(args: argparse.Namespace) -> Engine:
@@ -113,7 +113,12 @@ def cmd_decode(args: argparse.Namespace) -> None:
     runner = engine(args)
     src = source(args)  # a misused option is reported before anything about OUT
     schema = typed_schema(args, src)
-    options = dict(verify_checksum=not args.no_verify, keep_markers=args.keep_markers, utf8_errors=args.utf8_errors)
+    options: dict[str, Any] = dict(
+        verify_checksum=not args.no_verify, keep_markers=args.keep_markers, utf8_errors=args.utf8_errors
+    )
+    keys = crypto_key_files(args)
+    if keys:
+        options["crypto_key_files"] = keys
     with staged(args.out, inputs=inputs(args), directory=runner.directory_outputs, overwrite=args.overwrite) as tmp:
         if schema is None:
             rows, errors = runner.decode(src, tmp, **options)
@@ -134,9 +139,9 @@ def decode_typed(
     from .._cluster.read import entries_to_messages
     from ._engines import read_entries
 
-    table = schemas.typed(
-        entries_to_messages(read_entries(src, keep_errors=True), **options), schema, value_column=not no_value
-    )
+    keys = options.pop("crypto_key_files", None)
+    messages = entries_to_messages(read_entries(src, keep_errors=True), crypto_keys=keys, **options)
+    table = schemas.typed(messages, schema, value_column=not no_value)
     if directory:
         out.mkdir(parents=True, exist_ok=True)
         out = out / "part-00000.parquet"

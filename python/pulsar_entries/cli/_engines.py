@@ -27,6 +27,7 @@ from .. import _native
 from .._broker import find_position_by_time
 from .._carry import decode_carrying
 from .._compaction import Compactor, MessagePosition, last_message_position, to_ledger_records
+from .._crypto import load_key_files
 from .._inputs import inputs_schema, list_inputs, read_file
 from .._install import install_hint
 from .._table_view import TableView
@@ -193,11 +194,14 @@ class LocalEngine(Engine):
     def decode_table(self, entries: pa.Table, **options: Any) -> pa.Table:
         """Decode in slices, with a progress bar on a terminal."""
         processors = options.pop("processors", None)
+        keys = load_key_files(tuple(sorted((options.pop("crypto_key_files", None) or {}).items())))
         opts = _native.DecodeOptions(**options)
         step = 4096
         parts = []
         for start in range(0, max(entries.num_rows, 1), step):
-            parts.append(decode_carrying(entries.slice(start, step), options=opts, processors=processors))
+            parts.append(
+                decode_carrying(entries.slice(start, step), options=opts, processors=processors, crypto_keys=keys)
+            )
             if self.progress:
                 done = min(entries.num_rows, start + step)
                 width = 30

@@ -9,7 +9,14 @@ import time
 from typing import Any
 
 from ._errors import CliError
-from ._topic import add_cluster_options, bookie_addresses, offload_location, topic_name
+from ._topic import (
+    add_cluster_options,
+    add_crypto_option,
+    bookie_addresses,
+    crypto_key_files,
+    offload_location,
+    topic_name,
+)
 
 
 def add_export_parser(sub: Any) -> None:
@@ -58,6 +65,7 @@ def add_export_parser(sub: Any) -> None:
         help="go on past ledgers retention deleted before they were exported (a dead-letter status row says what)",
     )
     add_cluster_options(e, read_compacted=False, topic=False)
+    add_crypto_option(e)
     e.set_defaults(func=cmd_export)
 
 
@@ -79,6 +87,7 @@ def cmd_export(args: argparse.Namespace) -> None:
     topic = topic_name(args.topic)
     read = offload_location(args)
     addresses = bookie_addresses(args)
+    keys = crypto_key_files(args)
     tty = sys.stderr.isatty() and not args.quiet
     started = time.monotonic()
     total = ExportStats()
@@ -105,6 +114,7 @@ def cmd_export(args: argparse.Namespace) -> None:
             follow=args.follow,
             poll_interval=args.poll_interval,
             bookie_addresses=addresses or None,
+            crypto_keys=keys,
             timeout=args.timeout,
             max_entries_per_commit=args.max_entries_per_commit,
             on_entry_error=args.on_entry_error,

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from .. import _cluster
 from .._compaction import MessagePosition, last_message_position
+from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
 from ._errors import CliError
 
@@ -197,6 +198,38 @@ def bookie_addresses(args: argparse.Namespace) -> dict[str, str]:
             raise CliError(f"--bookie-address must be ID=HOST:PORT, not {spec!r}")
         addresses[bookie] = address
     return addresses
+
+
+def add_crypto_option(p: argparse.ArgumentParser) -> None:
+    """``--crypto-key``: the private keys that decrypt end-to-end encrypted messages."""
+    p.add_argument(
+        "--crypto-key",
+        action="append",
+        metavar="NAME=PEM_FILE",
+        help="decrypt end-to-end encrypted messages with this RSA private key, for the producer's key NAME "
+        "(repeatable; a bare PEM_FILE serves every name); without it they stay encrypted rows",
+    )
+
+
+def crypto_key_files(args: argparse.Namespace) -> dict[str, str] | None:
+    """``--crypto-key`` (repeatable) as key name -> PEM file, each file read and checked now."""
+    files: dict[str, str] = {}
+    for spec in args.crypto_key or []:
+        try:
+            parsed = parse_key_files(spec)
+        except ValueError as e:
+            raise CliError(f"--crypto-key {spec!r}: {e}") from None
+        for name, path in parsed.items():
+            if name in files:
+                raise CliError(f"--crypto-key: key {name!r} is given twice")
+            files[name] = path
+    if not files:
+        return None
+    try:
+        load_key_files(tuple(sorted(files.items())))
+    except (ValueError, TypeError) as e:
+        raise CliError(f"--crypto-key: {e}") from None
+    return files
 
 
 def offload_location(args: argparse.Namespace) -> dict[str, Any]:

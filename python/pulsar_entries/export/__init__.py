@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._crypto import CryptoKeysLike
 from ._run import DEAD_LETTER_SCHEMA, MESSAGE_COLUMNS, Exporter, ExportStats
 from ._tables import ConcurrentExportError, ExportError, TableTarget
 
@@ -72,6 +73,7 @@ def export_topic(
     warehouse: str | None = None,
     catalog_properties: Mapping[str, str] | None = None,
     schema: Any = None,
+    crypto_keys: CryptoKeysLike | None = None,
     on_commit: Callable[[ExportStats], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> ExportStats:
@@ -94,7 +96,8 @@ def export_topic(
     later run retries), unless ``on_entry_error="dead-letter"``. Ledgers deleted by retention
     before they were exported stop it too, unless ``fail_on_data_loss=False``. A transaction
     undecided for longer than ``transaction_timeout`` seconds is given up (a dead-letter status
-    row). ``on_commit`` is called with each commit's counts.
+    row). ``crypto_keys`` decrypts end-to-end encrypted messages (see :func:`pulsar_entries.decode`);
+    one that cannot be decrypted is an entry error. ``on_commit`` is called with each commit's counts.
     """
     exporter = Exporter(
         topic,
@@ -118,5 +121,6 @@ def export_topic(
         warehouse=warehouse,
         catalog_properties=catalog_properties,
         schema=schema,
+        crypto_keys=crypto_keys,
     )
     return exporter.run(follow=follow, poll_interval=poll_interval, on_commit=on_commit, should_stop=should_stop)

@@ -49,6 +49,8 @@ from .._cluster.stream import (
     plan_stream,
     stream_range,
 )
+from .._crypto import CryptoKeysLike
+from .._crypto import crypto_keys as to_crypto_keys
 from ._tables import TOMBSTONE, ExportError, Progress, TableTarget, conform, open_table
 
 #: Pulsar's marker types for a transaction's end (``MarkerType`` in PulsarMarkers.proto).
@@ -244,6 +246,7 @@ class Exporter:
         warehouse: str | None = None,
         catalog_properties: Mapping[str, str] | None = None,
         schema: Any = None,
+        crypto_keys: CryptoKeysLike | None = None,
     ) -> None:
         if mode not in ("append", "upsert"):
             raise ValueError(f"mode: expected 'append' or 'upsert', got {mode!r}")
@@ -278,6 +281,7 @@ class Exporter:
         self.on_entry_error = on_entry_error
         self.fail_on_data_loss = fail_on_data_loss
         self.fixed_schema = schema
+        self.crypto_keys = to_crypto_keys(crypto_keys)
         opened: dict[str, Any] = dict(
             storage_options=storage_options,
             catalog_uri=catalog_uri,
@@ -383,6 +387,7 @@ class Exporter:
             for t in stream_range(
                 sr,
                 decode_options=KEEP_MARKERS,
+                crypto_keys=self.crypto_keys,
                 offload_filesystem=self.fs,
                 offload_prefix=self.prefix,
                 timeout=self.timeout,

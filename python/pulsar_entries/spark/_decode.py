@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -12,6 +12,7 @@ from pyspark.sql.types import StructType
 
 from .. import _native
 from .._carry import carried_columns, decode_carrying
+from .._crypto import load_key_files as load_keys
 from ._arrow import EMPTY_ENTRIES, conform, entry_frame, is_large, spark_schema
 
 
@@ -30,6 +31,7 @@ def decode(
     columns: Sequence[str] | None = None,
     utf8_errors: str | None = None,
     max_output_bytes: int | None = None,
+    crypto_key_files: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """Decodes a DataFrame of entries (``ledger_id``, ``entry_id``, ``data``,
     optional ``partition``) into one row per message, as :func:`pulsar_entries.decode`.
@@ -48,7 +50,12 @@ def decode(
 
     ``utf8_errors`` and ``max_output_bytes`` are as in
     :func:`pulsar_entries.decode`; the budget applies to each slice of at most
-    1,024 entries / 4 MiB a task decodes at once."""
+    1,024 entries / 4 MiB a task decodes at once.
+
+    ``crypto_key_files`` (key name, or ``"*"``, -> path of a PEM private key)
+    decrypts end-to-end encrypted messages as :func:`pulsar_entries.decode`'s
+    ``crypto_keys`` does. The keys are read and checked on the driver; only
+    the paths go to the executors, which read the files themselves."""
     schema = message_schema()
     entries = entry_frame(df, carry=True)
     extras = carried_columns(entries.columns, schema.names)
@@ -67,6 +74,8 @@ def decode(
         utf8_errors=utf8_errors,
         max_output_bytes=max_output_bytes,
     )
+    files = tuple(sorted((crypto_key_files or {}).items()))
+    load_keys(files)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -74,7 +83,13 @@ def decode(
             # Slices keep a task's memory flat: Spark hands over up to
             # maxRecordsPerBatch entries, whose messages can be many times that.
             for part in slices(batch):
-                decoded = decode_carrying(from_spark_entries(part), names, options=options, processors=processors)
+                decoded = decode_carrying(
+                    from_spark_entries(part),
+                    names,
+                    options=options,
+                    processors=processors,
+                    crypto_keys=load_keys(files),
+                )
                 if names is not None:
                     decoded = decoded.select(names)
                 for out in decoded.to_batches():

@@ -284,6 +284,7 @@ class PulsarTopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNo
         for table in stream_range(
             sr,
             decode_options=opts.decode,
+            crypto_keys=opts.crypto_keys(),
             reassembly=opts.chunks,
             offload_filesystem=fs,
             offload_prefix=prefix,

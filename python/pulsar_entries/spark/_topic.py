@@ -199,6 +199,9 @@ class PulsarTopicDataSource(DataSource):
     - ``readCompacted`` (default false): the compacted view.
     - ``verifyChecksum``, ``keepMarkers``, ``maxUncompressedSize``, ``utf8Errors``, ``maxOutputBytes``:
       ``DecodeOptions`` (defaults: true, false, 268435456, ``replace``, none).
+    - ``cryptoKeyFiles``: decrypts end-to-end encrypted messages, ``name=/path/key.pem,...`` (or one path
+      for every key name); RSA private keys in PEM. Only the paths travel to the tasks: each executor
+      reads the files, which must be there (as with a Pulsar consumer's key files).
     - ``reassembleChunks`` (default true); ``maxPendingChunkedMessage``,
       ``expireTimeOfIncompleteChunkedMessageMs``, ``maxMessageSize``: ``ReassemblyOptions`` (defaults:
       100, 60000, 268435456); ``chunkReadAhead`` (default 100000 entries).
@@ -283,6 +286,7 @@ class PulsarTopicPlainReader(DataSourceReader):
         for table in scan_range(
             rng,
             decode_options=opts.decode,
+            crypto_keys=opts.crypto_keys(),
             reassemble=opts.reassemble,
             offload_filesystem=fs,
             offload_prefix=prefix,

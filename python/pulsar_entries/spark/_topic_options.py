@@ -17,6 +17,7 @@ from .. import _native
 from .._cluster import TopicLayout, open_store, topic_layout
 from .._cluster.admin import AdminRest, check_timeout, is_admin_url
 from .._cluster.scan import output_schema
+from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
 from ..chunks import _DEFAULTS, reassembly_options
 from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
@@ -49,6 +50,7 @@ OPTIONS = (
     "maxUncompressedSize",
     "utf8Errors",
     "maxOutputBytes",
+    "cryptoKeyFiles",
     "reassembleChunks",
     "maxPendingChunkedMessage",
     "expireTimeOfIncompleteChunkedMessageMs",
@@ -66,6 +68,20 @@ OPTIONS = (
     # Only ``spark.readStream`` takes these (:mod:`pulsar_entries.spark._stream`).
     *STREAM_OPTIONS,
 )
+
+
+def _crypto_key_files(text: str | None) -> dict[str, str] | None:
+    """``cryptoKeyFiles`` (``name=/path.pem,...``, or one path for every name), checked on the driver by
+    reading and parsing each key (an OptionsError names the key, never shows it)."""
+    if text is None or not text.strip():
+        return None
+    try:
+        files = parse_key_files(text)
+    except ValueError as e:
+        raise ValueError(f"pulsar: option cryptoKeyFiles: {e}") from None
+    load_key_files(tuple(sorted(files.items())))
+    return files
+
 
 #: The columns whose range filters become a seek, and the entry-metadata field each seeks on.
 TIME_COLUMNS = {"publish_time": "publish_time", "broker_timestamp": "broker_timestamp"}
@@ -283,6 +299,15 @@ class TopicOptions:
     extra: dict[str, str] = field(default_factory=dict)
     #: Each topic's schema for typed rows, resolved on the driver (see :func:`resolve_schema`).
     topic_schemas: dict[str, TopicSchema] | None = None
+    #: Key name -> path of its PEM private key (``cryptoKeyFiles``): paths, never key material, travel
+    #: to the tasks, which read the files themselves.
+    crypto_key_files: dict[str, str] | None = None
+
+    def crypto_keys(self) -> _native.CryptoKeys | None:
+        """The private keys of ``cryptoKeyFiles``, read once per process."""
+        if not self.crypto_key_files:
+            return None
+        return load_key_files(tuple(sorted(self.crypto_key_files.items())))
 
     def __repr__(self) -> str:
         """The options with the admin token and the ledger password masked and every URI's
@@ -349,6 +374,7 @@ class TopicOptions:
         )
         timeout = get("timeout")
         seconds = 30.0 if timeout is None else check_timeout("option timeout", timeout.strip())
+        key_files = _crypto_key_files(get("cryptoKeyFiles"))
         dirs = get("bookieDirs")
         password = get("ledgerPassword")
         return TopicOptions(
@@ -376,6 +402,7 @@ class TopicOptions:
             user_schema=_user_schema(get("schema")),
             value_column=_bool("valueColumn", get("valueColumn"), True),
             several=bool(topics or pattern),
+            crypto_key_files=key_files,
         )
 
     def offload(self) -> tuple[Any, str]:

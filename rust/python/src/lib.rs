@@ -52,7 +52,7 @@ mod _native {
         SurvivorFolder,
     };
     #[pymodule_export]
-    use entry::{decode, entry_metadata};
+    use entry::{decode, entry_metadata, CryptoKeys};
     #[pymodule_export]
     use format::{
         builtin_processor, deserialize_message_id, encode_chunked, encode_entry,

@@ -137,7 +137,9 @@ pub(super) enum Span {
 
 /// What a row says beyond the entry: the message, or the error.
 pub(super) enum RowKind<'m, 'a> {
-    Message(&'m Message<'a>, Option<i64>),
+    /// A message, its offset and, for a row kept as it is stored (an
+    /// entry that could not be decrypted), why.
+    Message(&'m Message<'a>, Option<i64>, Option<&'m str>),
     Error(&'m str),
 }
 
@@ -227,7 +229,7 @@ impl Columns {
         let md = entry.map(|e| &e.metadata);
         let bem = entry.and_then(|e| e.broker_entry_metadata);
         let msg = match kind {
-            RowKind::Message(m, _) => Some(m),
+            RowKind::Message(m, _, _) => Some(m),
             RowKind::Error(_) => None,
         };
         if self.want[NUM_MESSAGES] {
@@ -317,7 +319,7 @@ impl Columns {
             self.processor.append_option(processor);
         }
         match kind {
-            RowKind::Message(m, offset) => {
+            RowKind::Message(m, offset, error) => {
                 if self.want[BATCH_INDEX] {
                     self.batch_index.append_option(m.batch_index);
                 }
@@ -407,7 +409,7 @@ impl Columns {
                     self.offset.append_option(offset);
                 }
                 if self.want[ERROR] {
-                    self.error.append_null();
+                    self.error.append_option(error);
                 }
                 self.bytes +=
                     m.value.map_or(0, <[u8]>::len) + m.key.as_deref().map_or(0, str::len) + 64;

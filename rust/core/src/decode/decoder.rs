@@ -16,6 +16,7 @@ use crate::decode::entries::EntryRows;
 use crate::error::{EntryError, FormatError, Result};
 use crate::format::batch::{split_batch, BatchRecord, RecordBuf};
 use crate::format::compression::{first_output, Codec, Decompressor};
+use crate::format::crypto::CryptoKeys;
 use crate::format::frame::EntryView;
 use crate::format::metadata::MessageMetadataView;
 use crate::format::wire::Lossy;
@@ -114,6 +115,8 @@ pub struct Decoder {
     /// projected, and which columns are built.
     projection: Option<(Vec<usize>, SchemaRef)>,
     want: Want,
+    /// The consumer's private keys: encrypted entries are decrypted first.
+    keys: Option<Arc<CryptoKeys>>,
 }
 
 impl Decoder {
@@ -139,7 +142,17 @@ impl Decoder {
             out_bytes: 0,
             projection: None,
             want: [true; COLUMNS],
+            keys: None,
         }
+    }
+
+    /// Decrypts end-to-end encrypted entries with `keys` (Pulsar's
+    /// `CryptoKeyReader`) before anything else; one that cannot be decrypted
+    /// stays one row of its stored bytes, with `encrypted` set and the reason
+    /// in `error` (`ConsumerCryptoFailureAction.CONSUME`).
+    pub fn with_crypto_keys(mut self, keys: Option<Arc<CryptoKeys>>) -> Self {
+        self.keys = keys.filter(|k| !k.is_empty());
+        self
     }
 
     /// Builds only `columns` of the message schema, in that order: the same
@@ -224,12 +237,38 @@ impl Decoder {
                 return;
             }
         };
+        let plain;
+        let mut undecrypted = None;
+        let entry = match self.decrypt(&entry) {
+            None => entry,
+            Some(Ok(p)) => {
+                plain = p;
+                EntryView {
+                    metadata: entry.metadata.decrypted(),
+                    payload: &plain,
+                    ..entry
+                }
+            }
+            Some(Err(why)) => {
+                undecrypted = Some(why);
+                entry
+            }
+        };
         if let Err(e) = self
             .spend_budget(&entry)
-            .and_then(|()| self.decode_parsed(id, &entry))
+            .and_then(|()| self.decode_parsed(id, &entry, undecrypted.as_deref()))
         {
             self.append_error(id, Some(&entry), &e.to_string());
         }
+    }
+
+    /// An encrypted entry's payload decrypted with the keys, or why it
+    /// could not be; `None` when there is nothing to decrypt (or no keys).
+    /// A marker is never encrypted by a producer and is left as it is.
+    fn decrypt(&self, entry: &EntryView<'_>) -> Option<std::result::Result<Vec<u8>, String>> {
+        let md = &entry.metadata;
+        let keys = self.keys.as_ref()?;
+        (md.is_encrypted() && md.marker_type.is_none()).then(|| keys.decrypt(md, entry.payload))
     }
 
     /// Counts the entry's decompressed payload against `max_output_bytes`;
@@ -257,7 +296,12 @@ impl Decoder {
         Ok(())
     }
 
-    fn decode_parsed(&mut self, id: EntryId, entry: &EntryView<'_>) -> Result<()> {
+    fn decode_parsed(
+        &mut self,
+        id: EntryId,
+        entry: &EntryView<'_>,
+        undecrypted: Option<&str>,
+    ) -> Result<()> {
         let md = &entry.metadata;
         let opaque = md.marker_type.is_some() || md.is_encrypted() || md.is_chunk();
         if !opaque
@@ -292,7 +336,7 @@ impl Decoder {
         let md = &entry.metadata;
         let base = base_offset(entry);
         let keep_markers = opts.keep_markers;
-        let mut emit_as = |name: &str, messages: &[Message<'_>]| {
+        let mut emit_as = |name: &str, messages: &[Message<'_>], error: Option<&str>| {
             for m in messages {
                 if let Some(marker) = m.marker {
                     if let Some((key, outcome)) = marker.ends {
@@ -315,7 +359,12 @@ impl Decoder {
                 let offset = m
                     .offset
                     .or_else(|| base.map(|b| b + i64::from(m.batch_index.unwrap_or(0).max(0))));
-                columns.append(id, Some(entry), Some(name), RowKind::Message(m, offset));
+                columns.append(
+                    id,
+                    Some(entry),
+                    Some(name),
+                    RowKind::Message(m, offset, error),
+                );
                 columns.value.append_copy(m.value);
             }
         };
@@ -323,11 +372,16 @@ impl Decoder {
         // the stored payload. A chunk is a slice of the compressed stream, so it
         // is only decompressed after reassembly. None reaches a processor.
         if md.marker_type.is_some() {
-            emit_as(PulsarProcessor::NAME, &[marker_message(md, entry.payload)]);
+            emit_as(
+                PulsarProcessor::NAME,
+                &[marker_message(md, entry.payload)],
+                None,
+            );
             return Ok(());
         }
         if md.is_encrypted() || md.is_chunk() {
-            emit_as(PulsarProcessor::NAME, &[single_message(md, entry.payload)]);
+            let row = single_message(md, entry.payload);
+            emit_as(PulsarProcessor::NAME, &[row], undecrypted);
             return Ok(());
         }
         let processor = processors
@@ -355,7 +409,7 @@ impl Decoder {
             options: opts,
         };
         let name = processor.name();
-        let mut emit = |messages: &[Message<'_>]| emit_as(name, messages);
+        let mut emit = |messages: &[Message<'_>]| emit_as(name, messages, None);
         processor.process(&ctx, payload, Sink { emit: &mut emit })
     }
 

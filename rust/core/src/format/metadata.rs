@@ -399,6 +399,13 @@ impl<'a> MessageMetadataView<'a> {
         self.encryption_keys_count > 0
     }
 
+    /// The metadata of this entry once its payload is decrypted: it reads as
+    /// not encrypted (the keys stay readable through [`Self::encryption_keys`]).
+    pub fn decrypted(mut self) -> Self {
+        self.encryption_keys_count = 0;
+        self
+    }
+
     pub fn is_chunk(&self) -> bool {
         self.num_chunks_from_msg.is_some_and(|n| n > 1)
     }

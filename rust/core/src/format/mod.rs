@@ -11,12 +11,14 @@
 //! - [`encode`]: messages → entries, as Pulsar's Java producer writes them;
 //! - [`broker`]: broker entry metadata (PIP-70) as the interceptors write it;
 //! - [`message_id`]: message ids and chunk message ids, Java's bytes and order;
+//! - [`crypto`]: end-to-end encrypted payloads, decrypted with the consumer's keys;
 //! - [`crc`]: CRC32C; `wire`: the protobuf wire reader the views share.
 
 pub mod batch;
 pub mod broker;
 pub mod compression;
 pub mod crc;
+pub mod crypto;
 pub mod encode;
 pub mod frame;
 pub mod message_id;

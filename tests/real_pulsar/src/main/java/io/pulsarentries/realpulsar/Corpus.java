@@ -45,6 +45,9 @@ import org.apache.pulsar.client.api.TopicMessageId;
  *       position, plain and (with ":compacted") readCompacted plus getLastMessageIds of that
  *       compacted reader; (with ":seek") the first message a Reader receives after
  *       seek-by-timestamp, for a few timestamps.
+ *   Corpus encrypted &lt;serviceUrl&gt; &lt;webUrl&gt; &lt;out.json&gt; &lt;topic&gt;
+ *       end-to-end encrypted messages of every codec, batched, single and chunked, with the keys
+ *       in out's directory ({@link EncryptedTopic}).
  *   Corpus ledger &lt;zkPort&gt; &lt;ledgerId&gt; &lt;out.json&gt;
  *       the raw entries of one closed ledger, read with BookKeeper's client through ZooKeeper
  *       metadata (a standalone in ZooKeeper mode), without recovery (never fences): e.g. the
@@ -93,6 +96,9 @@ public final class Corpus {
                     break;
                 case "export":
                     result = ExportTopic.produce(client, args[4], args[5]);
+                    break;
+                case "encrypted":
+                    result = EncryptedTopic.produce(client, args[4], out.getAbsoluteFile().getParentFile());
                     break;
                 case "truth":
                     List<String> topics = new ArrayList<>(List.of(args).subList(4, args.length));

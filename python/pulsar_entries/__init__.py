@@ -8,7 +8,7 @@ data moves zero-copy.
 
 from __future__ import annotations
 
-from . import kafka, offload, processors, strategies
+from . import auth, kafka, offload, processors, strategies
 from ._broker import Position, find_position_by_offset, find_position_by_time, stamp
 from ._cluster import iter_topic, read_topic
 from ._compaction import (
@@ -66,6 +66,7 @@ __all__ = [
     "StorageError",
     "TableView",
     "__version__",
+    "auth",
     "compact",
     "decode",
     "encode_chunked",

@@ -104,9 +104,16 @@ def _stop_pid(proc: subprocess.Popen[bytes] | None, grace: float) -> None:
 
 
 def _http(
-    method: str, url: str, body: bytes | None = None, timeout: float = 30, content_type: str = "application/json"
+    method: str,
+    url: str,
+    body: bytes | None = None,
+    timeout: float = 30,
+    content_type: str = "application/json",
+    token: str | None = None,
 ) -> tuple[int, bytes]:
     req = urllib.request.Request(url, data=body, method=method)
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
     if body is not None:
         req.add_header("Content-Type", content_type)
     try:

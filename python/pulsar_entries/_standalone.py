@@ -209,6 +209,7 @@ class Standalone:
         startup_timeout: float = 240.0,
         extra_classpath: tuple[Path, ...] = (),
         num_bookies: int = 1,
+        admin_token: str | None = None,
     ) -> None:
         if metadata not in ("rocksdb", "zookeeper"):
             raise ValueError(f"metadata must be 'rocksdb' or 'zookeeper', not {metadata!r}")
@@ -228,6 +229,8 @@ class Standalone:
         self.max_entries_per_ledger = max_entries_per_ledger
         self.max_message_size = max_message_size
         self.overrides = dict(config or {})
+        #: The token this object's own admin calls send (a broker with authentication on).
+        self.admin_token = admin_token
         self.java = java
         self.heap = heap
         self.startup_timeout = startup_timeout
@@ -468,15 +471,15 @@ class Standalone:
         """None when ready, else what is still missing. The standalone answers its health check
         before it has created the ``public/default`` namespace and the transaction coordinator's
         topic, so those are waited for too."""
-        status, body = _http("GET", f"{self.web_url}/admin/v2/brokers/health", timeout=10)
+        status, body = _http("GET", f"{self.web_url}/admin/v2/brokers/health", timeout=10, token=self.admin_token)
         if status != 200 or body.strip() != b"ok":
             return f"health: HTTP {status}: {body[:200]!r}"
-        status, body = _http("GET", f"{self.web_url}/admin/v2/namespaces/public", timeout=10)
+        status, body = _http("GET", f"{self.web_url}/admin/v2/namespaces/public", timeout=10, token=self.admin_token)
         if status != 200 or "public/default" not in json.loads(body):
             return f"namespaces of public: HTTP {status}: {body[:200]!r}"
         if self.broker_config().get("transactionCoordinatorEnabled") == "true":
             path = "/admin/v2/persistent/pulsar/system/transaction_coordinator_assign/partitions"
-            status, body = _http("GET", f"{self.web_url}{path}", timeout=10)
+            status, body = _http("GET", f"{self.web_url}{path}", timeout=10, token=self.admin_token)
             if status != 200 or json.loads(body).get("partitions", 0) < 1:
                 return f"transaction coordinator topic: HTTP {status}: {body[:200]!r}"
         return None
@@ -501,7 +504,9 @@ class Standalone:
     def admin(self, method: str, path: str, body: Any = None, timeout: float = 60) -> Any:
         """Call the admin REST API (``path`` below ``/admin/v2``); JSON in, JSON (or text) out."""
         data = None if body is None else json.dumps(body).encode()
-        status, raw = _http(method, f"{self.web_url}/admin/v2{path}", body=data, timeout=timeout)
+        status, raw = _http(
+            method, f"{self.web_url}/admin/v2{path}", body=data, timeout=timeout, token=self.admin_token
+        )
         if status >= 300:
             raise StandaloneError(f"{method} /admin/v2{path}: HTTP {status}: {raw[:500]!r} (log {self.log_path})")
         if not raw:

@@ -40,6 +40,7 @@ from ._cluster.admin import AdminRest, is_admin_url
 from ._cluster.schemas import from_schema_info, registry_versions, rest_versions
 from ._cluster.stores import open_store
 from ._decode import decode as _decode
+from .auth import AdminTls, Authentication
 
 __all__ = ["SchemaVersion", "TopicSchema", "decode", "topic_schemas", "typed", "typed_schema"]
 
@@ -106,6 +107,8 @@ def topic_schemas(
     metadata_url: str | None = None,
     admin_url: str | None = None,
     admin_token: str | None = None,
+    admin_auth: Authentication | None = None,
+    admin_tls: AdminTls | None = None,
     timeout: float = 30.0,
 ) -> TopicSchema:
     """Every version of ``topic``'s schema, latest last.
@@ -123,7 +126,9 @@ def topic_schemas(
     rest_url = admin_url if admin_url is not None else metadata_url if is_admin_url(metadata_url or "") else None
     base = _native.topic_paths(topic)["base"]
     if rest_url is not None:
-        versions = rest_versions(base, AdminRest(rest_url, token=admin_token, timeout=timeout))
+        versions = rest_versions(
+            base, AdminRest(rest_url, token=admin_token, auth=admin_auth, tls=admin_tls, timeout=timeout)
+        )
     else:
         assert metadata_url is not None
         store = open_store(metadata_url, timeout=timeout)

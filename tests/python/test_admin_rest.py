@@ -167,7 +167,9 @@ def test_the_token_never_follows_a_redirect_to_another_origin(fake: FakeAdmin) -
         ]
         # The other origin refusing for want of the token says why it was not sent.
         other.routes["/elsewhere"] = Reply(401, b'{"reason": "no token"}')
-        with pytest.raises(PermissionError, match=r"the token is not sent to http://127\.0\.0\.1:.*redirected to") as e:
+        with pytest.raises(
+            PermissionError, match=r"the credentials are not sent to http://127\.0\.0\.1:.*redirected to"
+        ) as e:
             admin.get(BASE + "/partitions")
         assert "s3cr3t-token" not in str(e.value)
 

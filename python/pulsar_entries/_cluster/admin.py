@@ -17,7 +17,8 @@ from typing import Any
 
 import pulsar_entries._native as _native
 
-from .._redact import MASK, redact
+from .._redact import redact
+from ..auth import AdminTls, Authentication, Token
 from .layout import COMPACTION_CURSOR, Ledger, Partition, TopicLayout, check_partition_count, select_partitions
 from .stores import check_timeout
 
@@ -66,14 +67,15 @@ class _Deadline:
 
 class AdminRest:
     """A broker's admin REST API (``/admin/v2``), read only: GET requests with
-    an optional token (``Authorization: Bearer``).
+    an optional token (``Authorization: Bearer``) or authentication method
+    (:mod:`pulsar_entries.auth`), and ``tls`` for https (:class:`AdminTls`).
 
     ``timeout`` bounds each request as a whole: connecting, the headers and
     the whole body, redirects included (name resolution aside); a request not
     complete by then is a :class:`TimeoutError`. :meth:`get` also takes a
     ``deadline`` (a :func:`time.monotonic` value) for several requests that share
     one budget. Redirects are followed (at most :data:`MAX_REDIRECTS`), and the
-    token is sent only to the origin (scheme, host, port) of ``url``. A reply
+    credentials are sent only to the origin (scheme, host, port) of ``url``. A reply
     body above ``max_reply_bytes`` (default :data:`MAX_REPLY_BYTES`) is an error."""
 
     def __init__(
@@ -81,6 +83,8 @@ class AdminRest:
         url: str,
         *,
         token: str | None = None,
+        auth: Authentication | None = None,
+        tls: AdminTls | None = None,
         timeout: float = 10.0,
         max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
@@ -93,19 +97,27 @@ class AdminRest:
             raise ValueError(f"admin_url {redact(url)!r}: not a valid URL") from None
         if parts.hostname is None:
             raise ValueError(f"admin_url {redact(url)!r}: no host")
+        if token is not None and auth is not None:
+            raise ValueError("give the admin token or an authentication method, not both")
         self.url = url.rstrip("/")
-        self._token = token
+        self._auth: Authentication | None = Token(token) if token is not None else auth
+        self._tls = tls
+        self._context: ssl.SSLContext | None = None
         self._timeout = check_timeout("timeout", timeout)
         if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, int) or max_reply_bytes < 1:
             raise ValueError(f"max_reply_bytes: expected a positive integer, got {max_reply_bytes!r}")
         self._max = max_reply_bytes
 
     def __repr__(self) -> str:
-        token = "None" if self._token is None else repr(MASK)
-        return f"AdminRest({self._shown(self.url)!r}, token={token}, timeout={self._timeout:g})"
+        return f"AdminRest({self._shown(self.url)!r}, auth={self._auth!r}, timeout={self._timeout:g})"
 
     def _shown(self, text: str) -> str:
-        return redact(text, self._token)
+        return redact(text, *(self._auth.secrets() if self._auth is not None else ()))
+
+    def _ssl(self) -> ssl.SSLContext:
+        if self._context is None:
+            self._context = (self._tls or AdminTls()).context(self._auth)
+        return self._context
 
     def get(self, path: str, *, what: str | None = None, deadline: float | None = None) -> Any:
         """The JSON answer to ``GET {url}{path}``. A 404 raises :class:`LookupError`
@@ -135,9 +147,11 @@ class AdminRest:
         if status == 404:
             raise LookupError(f"{what or path}: the broker at {self._shown(self.url)} answered 404 ({text})")
         if status in (401, 403):
-            hint = "pass an admin token"
-            if self._token and _origin(where) != _origin(self.url):
-                hint = f"the token is not sent to {self._shown(where)}, which the broker redirected to"
+            hint = "pass an admin token or an authentication method"
+            if self._auth is not None and _origin(where) != _origin(self.url):
+                hint = f"the credentials are not sent to {self._shown(where)}, which the broker redirected to"
+            elif self._auth is not None:
+                hint = f"the broker refused the credentials of {self._auth!r}"
             raise PermissionError(f"GET {self._shown(url)}: HTTP {status} ({text}); {hint}")
         raise OSError(f"GET {self._shown(url)}: HTTP {status} ({text})")
 
@@ -145,17 +159,29 @@ class AdminRest:
         """``(status, reason, body, final url)`` of GET ``url``, redirects followed."""
         origin = _origin(self.url)
         current = url
-        for _hop in range(MAX_REDIRECTS + 1):
+        retried = False
+        hops = 0
+        while hops <= MAX_REDIRECTS:
             headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
-            if self._token and _origin(current) == origin:
-                headers["Authorization"] = f"Bearer {self._token}"
+            ours = self._auth is not None and _origin(current) == origin
+            if ours:
+                assert self._auth is not None
+                value = self._auth.authorization(end)
+                if value:
+                    headers["Authorization"] = value
             status, reason, location, body = self._once(current, headers, end)
+            if status == 401 and ours and not retried and self._auth is not None and self._auth.renewable:
+                # A token may have expired early or been revoked: a method that can fetch another does so, once.
+                self._auth.invalidate()
+                retried = True
+                continue
             if status not in _REDIRECTS or not location:
                 return status, reason, body, current
             target = urllib.parse.urljoin(current, location)
             if not is_admin_url(target):
                 raise OSError(f"GET {self._shown(url)}: redirected to {self._shown(target)[:200]!r}, not http(s)")
             current = target
+            hops += 1
         raise OSError(f"GET {self._shown(url)}: more than {MAX_REDIRECTS} redirects (last to {self._shown(current)})")
 
     def _once(self, url: str, headers: dict[str, str], end: float) -> tuple[int, str, str | None, bytes]:
@@ -166,7 +192,7 @@ class AdminRest:
         host, port = parts.hostname or "", parts.port
         conn: http.client.HTTPConnection
         if parts.scheme.lower() == "https":
-            conn = http.client.HTTPSConnection(host, port, timeout=left, context=ssl.create_default_context())
+            conn = http.client.HTTPSConnection(host, port, timeout=left, context=self._ssl())
         else:
             conn = http.client.HTTPConnection(host, port, timeout=left)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

@@ -17,6 +17,7 @@ import pulsar_entries._native as _native
 from .._arrow import as_table, repeat_int32
 from .._crypto import CryptoKeysLike
 from .._decode import decode
+from ..auth import AdminTls, Authentication
 from .admin import AdminRest, _unresolved_bookies, is_admin_url, resolve_topic_admin
 from .files import BookieFiles
 from .layout import Ledger, Partition, TopicLayout, resolve_topic
@@ -328,6 +329,8 @@ def read_topic(
     metadata_url: str | None = None,
     admin_url: str | None = None,
     admin_token: str | None = None,
+    admin_auth: Authentication | None = None,
+    admin_tls: AdminTls | None = None,
     bookie_addresses: Mapping[str, str] | None = None,
     ledger_password: bytes = b"",
     partitions: Sequence[int] | None = None,
@@ -373,7 +376,9 @@ def read_topic(
     The layout comes from the metadata store (``metadata_url`` ``zk:...`` or
     ``rocksdb:...``) or, for users who cannot reach it, from the broker's
     admin REST API (``admin_url``, or an ``http(s)://`` ``metadata_url``;
-    ``admin_token`` is sent as ``Authorization: Bearer``). The entries never go
+    ``admin_token`` is sent as ``Authorization: Bearer``; ``admin_auth`` is any
+    :mod:`pulsar_entries.auth` method, OAuth2 included, and ``admin_tls`` sets up
+    https). The entries never go
     through the broker. The REST API gives bookie ids, not addresses: ids that
     are not ``host:port`` need ``bookie_addresses`` (id -> ``host:port``); it
     omits ledger passwords, which ``ledger_password`` stands in for (Pulsar's
@@ -392,6 +397,8 @@ def read_topic(
         metadata_url=metadata_url,
         admin_url=admin_url,
         admin_token=admin_token,
+        admin_auth=admin_auth,
+        admin_tls=admin_tls,
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         partitions=partitions,
@@ -413,7 +420,13 @@ def read_topic(
 
     if schema is None:
         schema = topic_schemas(
-            topic, metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token, timeout=timeout
+            topic,
+            metadata_url=metadata_url,
+            admin_url=admin_url,
+            admin_token=admin_token,
+            admin_auth=admin_auth,
+            admin_tls=admin_tls,
+            timeout=timeout,
         )
     messages = entries_to_messages(entries, crypto_keys=crypto_keys)
     return typed_messages(messages, schema, value_column=value_column)
@@ -425,6 +438,8 @@ def iter_topic(
     metadata_url: str | None = None,
     admin_url: str | None = None,
     admin_token: str | None = None,
+    admin_auth: Authentication | None = None,
+    admin_tls: AdminTls | None = None,
     bookie_addresses: Mapping[str, str] | None = None,
     ledger_password: bytes = b"",
     partitions: Sequence[int] | None = None,
@@ -461,6 +476,8 @@ def iter_topic(
         metadata_url=metadata_url,
         admin_url=admin_url,
         admin_token=admin_token,
+        admin_auth=admin_auth,
+        admin_tls=admin_tls,
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         partitions=partitions,
@@ -513,6 +530,8 @@ def topic_layout(
     metadata_url: str | None = None,
     admin_url: str | None = None,
     admin_token: str | None = None,
+    admin_auth: Authentication | None = None,
+    admin_tls: AdminTls | None = None,
     bookie_addresses: Mapping[str, str] | None = None,
     ledger_password: bytes = b"",
     partitions: Sequence[int] | None = None,
@@ -530,7 +549,7 @@ def topic_layout(
         )
     rest_url = admin_url if admin_url is not None else metadata_url if is_admin_url(metadata_url or "") else None
     if rest_url is not None:
-        admin = AdminRest(rest_url, token=admin_token, timeout=timeout)
+        admin = AdminRest(rest_url, token=admin_token, auth=admin_auth, tls=admin_tls, timeout=timeout)
         layout = resolve_topic_admin(
             topic,
             admin,

@@ -102,6 +102,8 @@ def typed_schema(args: argparse.Namespace, src: Any) -> Any:
             src.name,
             metadata_url=src.options["metadata_url"],
             admin_token=src.options["admin_token"],
+            admin_auth=src.options.get("admin_auth"),
+            admin_tls=src.options.get("admin_tls"),
             timeout=src.options["timeout"],
         )
     except LookupError as e:

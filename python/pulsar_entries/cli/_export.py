@@ -12,6 +12,7 @@ from ._errors import CliError
 from ._topic import (
     add_cluster_options,
     add_crypto_option,
+    admin_access,
     bookie_addresses,
     crypto_key_files,
     offload_location,
@@ -110,6 +111,7 @@ def cmd_export(args: argparse.Namespace) -> None:
             args.to,
             metadata_url=args.metadata_url,
             admin_token=args.admin_token,
+            **admin_access(args),
             mode=args.mode,
             follow=args.follow,
             poll_interval=args.poll_interval,

@@ -20,11 +20,13 @@ from .. import _cluster
 from .._compaction import MessagePosition, last_message_position
 from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
+from ..auth import AdminTls, from_pulsar, has_inline_secret
 from ._errors import CliError
 
 #: What makes ``IN`` a topic rather than a path.
 TOPIC_SCHEMES = ("persistent://", "non-persistent://")
 TOKEN_ENV = "PULSAR_ENTRIES_ADMIN_TOKEN"
+AUTH_PARAMS_ENV = "PULSAR_ENTRIES_AUTH_PARAMS"
 
 
 def is_topic(source: object) -> bool:
@@ -100,6 +102,25 @@ def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = Tr
         "--admin-token",
         default=os.environ.get(TOKEN_ENV),
         help=f"token for the admin REST API (Authorization: Bearer; default ${TOKEN_ENV})",
+    )
+    g.add_argument(
+        "--auth-plugin",
+        metavar="PLUGIN",
+        help="authenticate to the admin REST API as Pulsar's client does: token, oauth2, basic, tls "
+        "(or Pulsar's class names, as in client.conf's authPlugin)",
+    )
+    g.add_argument(
+        "--auth-params",
+        metavar="PARAMS",
+        default=os.environ.get(AUTH_PARAMS_ENV),
+        help="the plugin's parameters as client.conf's authParams (JSON or key:value,...), or @FILE to read them "
+        f"from a file (default ${AUTH_PARAMS_ENV}); secrets go in files (file:///...) or the environment",
+    )
+    g.add_argument("--tls-trust-certs-file", metavar="PEM", help="CA bundle for https to the admin REST API")
+    g.add_argument(
+        "--tls-no-hostname-verification",
+        action="store_true",
+        help="accept an admin API certificate that does not name its host (Pulsar's tlsHostnameVerificationEnable=false)",
     )
     g.add_argument("--timeout", type=seconds, default=30.0, help="seconds per metadata or bookie request (default 30)")
 
@@ -200,6 +221,42 @@ def bookie_addresses(args: argparse.Namespace) -> dict[str, str]:
     return addresses
 
 
+def admin_access(args: argparse.Namespace) -> dict[str, Any]:
+    """``--auth-plugin`` / ``--auth-params`` and the TLS options as ``admin_auth`` / ``admin_tls``
+    (empty without them); an error shows no parameter's value."""
+    out: dict[str, Any] = {}
+    tls = None
+    if args.tls_trust_certs_file or args.tls_no_hostname_verification:
+        try:
+            tls = AdminTls(args.tls_trust_certs_file, hostname_verification=not args.tls_no_hostname_verification)
+        except ValueError as e:
+            raise CliError(f"--tls-trust-certs-file: {e}") from None
+        out["admin_tls"] = tls
+    params = args.auth_params or ""
+    if args.auth_plugin is None:
+        if args.auth_params:
+            raise CliError("--auth-params needs --auth-plugin")
+        return out
+    if args.admin_token:
+        raise CliError("give --admin-token or --auth-plugin, not both")
+    if params.startswith("@"):
+        try:
+            params = Path(params[1:]).read_text()
+        except OSError as e:
+            raise CliError(f"--auth-params: cannot read {params[1:]!r}: {e.strerror}") from None
+    elif args.auth_params and args.auth_params != os.environ.get(AUTH_PARAMS_ENV) and has_inline_secret(params):
+        # A secret on the command line ends up in shell histories and process lists.
+        raise CliError(
+            "--auth-params holds a secret on the command line: put it in a file (token: file:///path, basic: "
+            f"passwordFile, or --auth-params @FILE) or in ${AUTH_PARAMS_ENV}"
+        )
+    try:
+        out["admin_auth"] = from_pulsar(args.auth_plugin, params, tls=tls)
+    except ValueError as e:
+        raise CliError(f"--auth-plugin {args.auth_plugin}: {e}") from None
+    return out
+
+
 def add_crypto_option(p: argparse.ArgumentParser) -> None:
     """``--crypto-key``: the private keys that decrypt end-to-end encrypted messages."""
     p.add_argument(
@@ -285,6 +342,7 @@ def source(args: argparse.Namespace) -> Any:
     options: dict[str, Any] = {
         "metadata_url": args.metadata_url,
         "admin_token": args.admin_token,
+        **admin_access(args),
         "bookie_addresses": addresses or None,
         "partitions": partitions,
         "timeout": args.timeout,

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._crypto import CryptoKeysLike
+from ..auth import AdminTls, Authentication
 from ._run import DEAD_LETTER_SCHEMA, MESSAGE_COLUMNS, Exporter, ExportStats
 from ._tables import ConcurrentExportError, ExportError, TableTarget
 
@@ -55,6 +56,8 @@ def export_topic(
     metadata_url: str | None = None,
     admin_url: str | None = None,
     admin_token: str | None = None,
+    admin_auth: Authentication | None = None,
+    admin_tls: AdminTls | None = None,
     mode: str = "append",
     follow: bool = False,
     poll_interval: float = 1.0,
@@ -106,6 +109,8 @@ def export_topic(
         metadata_url=metadata_url,
         admin_url=admin_url,
         admin_token=admin_token,
+        admin_auth=admin_auth,
+        admin_tls=admin_tls,
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         offload_filesystem=offload_filesystem,

@@ -51,6 +51,7 @@ from .._cluster.stream import (
 )
 from .._crypto import CryptoKeysLike
 from .._crypto import crypto_keys as to_crypto_keys
+from ..auth import AdminTls, Authentication
 from ._tables import TOMBSTONE, ExportError, Progress, TableTarget, conform, open_table
 
 #: Pulsar's marker types for a transaction's end (``MarkerType`` in PulsarMarkers.proto).
@@ -230,6 +231,8 @@ class Exporter:
         metadata_url: str | None = None,
         admin_url: str | None = None,
         admin_token: str | None = None,
+        admin_auth: Authentication | None = None,
+        admin_tls: AdminTls | None = None,
         bookie_addresses: Mapping[str, str] | None = None,
         ledger_password: bytes = b"",
         offload_filesystem: Any = None,
@@ -269,7 +272,13 @@ class Exporter:
         self.topic = _native.topic_paths(topic)["base"] if "://" not in topic else topic
         self.target = TableTarget.parse(table)
         self.mode = mode
-        self.where: dict[str, Any] = dict(metadata_url=metadata_url, admin_url=admin_url, admin_token=admin_token)
+        self.where: dict[str, Any] = dict(
+            metadata_url=metadata_url,
+            admin_url=admin_url,
+            admin_token=admin_token,
+            admin_auth=admin_auth,
+            admin_tls=admin_tls,
+        )
         self.bookie_addresses = bookie_addresses
         self.ledger_password = ledger_password
         self.fs, self.prefix = offload_filesystem, offload_prefix

@@ -194,6 +194,10 @@ class PulsarTopicDataSource(DataSource):
     - ``metadataUrl`` (``zk:host:2181``, ``rocksdb:/path``) or ``adminUrl`` (``http://broker:8080``): where
       the layout comes from, exactly one; ``adminToken``; ``bookieAddresses`` (``id=host:port,...`` or
       JSON); ``ledgerPassword`` (default empty).
+    - ``adminAuthPlugin`` / ``adminAuthParams``: authentication to the admin REST API by Pulsar's names
+      (``token``, ``oauth2``, ``basic``, ``tls``; see :mod:`pulsar_entries.auth`), secrets only by file or
+      environment variable; ``adminTlsTrustCertsFilePath``, ``adminTlsHostnameVerification`` (default true):
+      https to it. Used on the driver only.
     - ``startingMessageId`` / ``endingMessageId``: inclusive bounds, ``ledgerId:entryId``, ``earliest`` or
       ``latest`` (default: the whole topic).
     - ``readCompacted`` (default false): the compacted view.

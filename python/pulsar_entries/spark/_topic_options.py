@@ -5,6 +5,7 @@ layouts (:func:`resolve_layouts`), and the schema rows are typed with
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from .._cluster.admin import AdminRest, check_timeout, is_admin_url
 from .._cluster.scan import output_schema
 from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
+from ..auth import AdminTls, from_pulsar, has_inline_secret
 from ..chunks import _DEFAULTS, reassembly_options
 from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
 
@@ -40,6 +42,10 @@ OPTIONS = (
     "metadataUrl",
     "adminUrl",
     "adminToken",
+    "adminAuthPlugin",
+    "adminAuthParams",
+    "adminTlsTrustCertsFilePath",
+    "adminTlsHostnameVerification",
     "bookieAddresses",
     "ledgerPassword",
     "startingMessageId",
@@ -68,6 +74,24 @@ OPTIONS = (
     # Only ``spark.readStream`` takes these (:mod:`pulsar_entries.spark._stream`).
     *STREAM_OPTIONS,
 )
+
+
+@functools.lru_cache(maxsize=8)
+def _admin_access(plugin: str | None, params: str, trust: str | None, hostname_verification: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    tls = None
+    if trust is not None or not hostname_verification:
+        try:
+            tls = AdminTls(trust, hostname_verification=hostname_verification)
+        except ValueError as e:
+            raise ValueError(f"pulsar: option adminTlsTrustCertsFilePath: {e}") from None
+        out["admin_tls"] = tls
+    if plugin is not None:
+        try:
+            out["admin_auth"] = from_pulsar(plugin, params, tls=tls)
+        except ValueError as e:
+            raise ValueError(f"pulsar: option adminAuthPlugin={plugin}: {e}") from None
+    return out
 
 
 def _crypto_key_files(text: str | None) -> dict[str, str] | None:
@@ -244,6 +268,7 @@ def resolve_schema(opts: TopicOptions, topics: list[str]) -> dict[str, TopicSche
                 metadata_url=opts.metadata_url,
                 admin_url=opts.admin_url,
                 admin_token=opts.admin_token,
+                **opts.admin_access(),
                 timeout=opts.timeout,
             )
         except LookupError:
@@ -302,6 +327,19 @@ class TopicOptions:
     #: Key name -> path of its PEM private key (``cryptoKeyFiles``): paths, never key material, travel
     #: to the tasks, which read the files themselves.
     crypto_key_files: dict[str, str] | None = None
+    #: ``adminAuthPlugin`` / ``adminAuthParams`` (no secret inline: files or the environment) and the
+    #: admin API's https settings; the method itself is built on the driver (:meth:`admin_access`).
+    admin_auth_plugin: str | None = None
+    admin_auth_params: str = ""
+    admin_tls_trust: str | None = None
+    admin_tls_hostname_verification: bool = True
+
+    def admin_access(self) -> dict[str, Any]:
+        """``admin_auth`` / ``admin_tls`` for the admin REST API, built once per driver process (an
+        OAuth2 token is then fetched once, and again only as it expires)."""
+        return _admin_access(
+            self.admin_auth_plugin, self.admin_auth_params, self.admin_tls_trust, self.admin_tls_hostname_verification
+        )
 
     def crypto_keys(self) -> _native.CryptoKeys | None:
         """The private keys of ``cryptoKeyFiles``, read once per process."""
@@ -375,6 +413,21 @@ class TopicOptions:
         timeout = get("timeout")
         seconds = 30.0 if timeout is None else check_timeout("option timeout", timeout.strip())
         key_files = _crypto_key_files(get("cryptoKeyFiles"))
+        auth_plugin, auth_params = get("adminAuthPlugin"), get("adminAuthParams") or ""
+        if auth_params and auth_plugin is None:
+            raise ValueError("pulsar: option adminAuthParams needs adminAuthPlugin")
+        if auth_plugin is not None and get("adminToken") is not None:
+            raise ValueError("pulsar: give adminToken or adminAuthPlugin, not both")
+        if has_inline_secret(auth_params):
+            raise ValueError(
+                "pulsar: option adminAuthParams holds a secret, which Spark would show in plans and logs: "
+                "put it in a file (token: file:///path, basic: passwordFile, oauth2: privateKey file:///...) or "
+                "an environment variable (token: env:VAR, basic: passwordEnv)"
+            )
+        tls_trust = get("adminTlsTrustCertsFilePath")
+        hostname_verification = _bool("adminTlsHostnameVerification", get("adminTlsHostnameVerification"), True)
+        # Built now, on the driver: a bad plugin, parameter or file is one error before any task.
+        _admin_access(auth_plugin, auth_params, tls_trust, hostname_verification)
         dirs = get("bookieDirs")
         password = get("ledgerPassword")
         return TopicOptions(
@@ -403,6 +456,10 @@ class TopicOptions:
             value_column=_bool("valueColumn", get("valueColumn"), True),
             several=bool(topics or pattern),
             crypto_key_files=key_files,
+            admin_auth_plugin=auth_plugin,
+            admin_auth_params=auth_params,
+            admin_tls_trust=tls_trust,
+            admin_tls_hostname_verification=hostname_verification,
         )
 
     def offload(self) -> tuple[Any, str]:
@@ -438,7 +495,14 @@ def _pattern_topics(opts: TopicOptions) -> list[str]:
     tenant, ns = m.group(2), m.group(3)
     names: list[str]
     if opts.admin_url is not None or is_admin_url(opts.metadata_url or ""):
-        admin = AdminRest(opts.admin_url or opts.metadata_url or "", token=opts.admin_token, timeout=opts.timeout)
+        access = opts.admin_access()
+        admin = AdminRest(
+            opts.admin_url or opts.metadata_url or "",
+            token=opts.admin_token,
+            auth=access.get("admin_auth"),
+            tls=access.get("admin_tls"),
+            timeout=opts.timeout,
+        )
         names = []
         for path in (f"/admin/v2/persistent/{tenant}/{ns}", f"/admin/v2/persistent/{tenant}/{ns}/partitioned"):
             got = admin.get(path, what=f"namespace {tenant}/{ns}")
@@ -472,6 +536,7 @@ def resolve_layouts(opts: TopicOptions, partitions: list[int] | None = None) -> 
                 metadata_url=opts.metadata_url,
                 admin_url=opts.admin_url,
                 admin_token=opts.admin_token,
+                **opts.admin_access(),
                 bookie_addresses=opts.bookie_addresses,
                 ledger_password=opts.ledger_password,
                 partitions=partitions,

@@ -20,10 +20,9 @@ import pytest
 
 import pulsar_entries as pe
 
-from support.cli import run_cli
-
 from .conftest import NS, _java
 from .real_pulsar_compare import assert_same_messages
+from support.cli import run_cli
 
 pytestmark = pytest.mark.real_pulsar
 
@@ -234,6 +233,5 @@ def test_spark_batch_and_stream_sources_decrypt_with_key_files(
     bad = tmp_path / "public.pem"
     shutil.copy(key.parent / "corpus-rsa.pub.pem", bad)
     with pytest.raises(Exception, match="is not a private key"):
-        spark.read.format("pulsar").option("metadataUrl", _zk(encrypted)).option("topic", TOPIC).option(
-            "cryptoKeyFiles", str(bad)
-        ).load().schema
+        reader = spark.read.format("pulsar").option("metadataUrl", _zk(encrypted)).option("topic", TOPIC)
+        reader.option("cryptoKeyFiles", str(bad)).load()

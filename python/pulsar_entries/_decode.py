@@ -51,7 +51,7 @@ def decode(
     consumer does: a mapping from key name (as the producer's
     ``addEncryptionKey`` named it; ``"*"`` for any name) to the private key
     (PEM bytes, PEM text or a file path), or a :class:`CryptoKeys`. RSA keys
-    (PKCS#1 or PKCS#8) are supported; EC keys are not yet. An entry that
+    (PKCS#1, PKCS#8) and EC keys (SEC1, PKCS#8; P-256, P-384, P-521, secp256k1) are supported. An entry that
     cannot be decrypted (no key for any of its names, a wrong key, an altered
     payload) stays one row of its stored bytes, ``encrypted`` true and
     ``error`` saying why, as ``ConsumerCryptoFailureAction.CONSUME`` delivers

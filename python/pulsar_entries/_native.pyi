@@ -257,7 +257,7 @@ def decode(
 @final
 class CryptoKeys:
     """The private keys end-to-end encrypted messages are decrypted with, by key name (``"*"``: any
-    name), each PEM bytes: PKCS#1 or PKCS#8 RSA (an EC key is kept, and says it is not supported). A
+    name), each PEM bytes: RSA (PKCS#1, PKCS#8) or EC (SEC1, PKCS#8; P-256, P-384, P-521, secp256k1). A
     key that is not a private key is an OptionsError naming it, never showing it. The repr shows the
     names only."""
 

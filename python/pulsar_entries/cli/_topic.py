@@ -263,7 +263,7 @@ def add_crypto_option(p: argparse.ArgumentParser) -> None:
         "--crypto-key",
         action="append",
         metavar="NAME=PEM_FILE",
-        help="decrypt end-to-end encrypted messages with this RSA private key, for the producer's key NAME "
+        help="decrypt end-to-end encrypted messages with this RSA or EC private key, for the producer's key NAME "
         "(repeatable; a bare PEM_FILE serves every name); without it they stay encrypted rows",
     )
 

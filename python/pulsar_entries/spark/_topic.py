@@ -204,7 +204,7 @@ class PulsarTopicDataSource(DataSource):
     - ``verifyChecksum``, ``keepMarkers``, ``maxUncompressedSize``, ``utf8Errors``, ``maxOutputBytes``:
       ``DecodeOptions`` (defaults: true, false, 268435456, ``replace``, none).
     - ``cryptoKeyFiles``: decrypts end-to-end encrypted messages, ``name=/path/key.pem,...`` (or one path
-      for every key name); RSA private keys in PEM. Only the paths travel to the tasks: each executor
+      for every key name); RSA or EC private keys in PEM. Only the paths travel to the tasks: each executor
       reads the files, which must be there (as with a Pulsar consumer's key files).
     - ``reassembleChunks`` (default true); ``maxPendingChunkedMessage``,
       ``expireTimeOfIncompleteChunkedMessageMs``, ``maxMessageSize``: ``ReassemblyOptions`` (defaults:

@@ -235,3 +235,55 @@ def test_spark_batch_and_stream_sources_decrypt_with_key_files(
     with pytest.raises(Exception, match="is not a private key"):
         reader = spark.read.format("pulsar").option("metadataUrl", _zk(encrypted)).option("topic", TOPIC)
         reader.option("cryptoKeyFiles", str(bad)).load()
+
+
+def _ec_keys(work: Path, how: str) -> Path:
+    """An EC pair made as Pulsar's docs make them, in a directory of its own under the corpus's key file names
+    (``Corpus encrypted`` and ``truth`` find a pair there, whatever its algorithm)."""
+    d = work / f"ec-{how}"
+    d.mkdir(exist_ok=True)
+    key, pub = d / "corpus-rsa.pem", d / "corpus-rsa.pub.pem"
+    if how == "secp521r1-explicit":  # Pulsar's documented command, EC PARAMETERS block included
+        run = ["openssl", "ecparam", "-name", "secp521r1", "-genkey", "-param_enc", "explicit", "-out", str(key)]
+    else:
+        run = ["openssl", "ecparam", "-name", how, "-genkey", "-noout", "-out", str(key)]
+    subprocess.run(run, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        ["openssl", "ec", "-in", str(key), "-pubout", "-out", str(pub)], check=True, capture_output=True, timeout=120
+    )
+    if how == "secp384r1":  # the same key as PKCS#8
+        subprocess.run(
+            ["openssl", "pkcs8", "-topk8", "-nocrypt", "-in", str(key), "-out", str(d / "p8.pem")],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        key.write_bytes((d / "p8.pem").read_bytes())
+    return d
+
+
+@pytest.mark.parametrize("how", ["prime256v1", "secp384r1", "secp521r1-explicit"])
+def test_ec_keys_decrypt_as_the_java_reader(real_pulsar_zk: Any, tmp_path: Path, how: str) -> None:
+    """Java producers wrap each data key with BouncyCastle's ECIES for an EC public key; decode unwraps it
+    with the private key (P-256 SEC1, P-384 PKCS#8, P-521 with explicit parameters as Pulsar's docs make it)."""
+    sa = real_pulsar_zk.standalone
+    d = _ec_keys(tmp_path, how)
+    name = f"java-encrypted-ec-{how}"
+    log = tmp_path / "java.log"
+    _java(
+        ["corpus", "encrypted", sa.service_url, sa.web_url, str(d / "produced.json"), NS + name],
+        log,
+        hosts=sa.hosts_path,
+    )
+    _java(["corpus", "truth", sa.service_url, sa.web_url, str(d / "truth.json"), name], log, hosts=sa.hosts_path)
+    java = json.loads((d / "truth.json").read_text())[name]["messages"]
+    assert len(java) == 82
+    entries = pe.read_topic(NS + name, metadata_url=f"zk:127.0.0.1:{sa.zookeeper_port}").drop_columns(["error"])
+    decoded = pe.decode(entries, crypto_keys={"enc-key": d / "corpus-rsa.pem"})
+    assert decoded["error"].null_count == decoded.num_rows, decoded["error"].drop_null().to_pylist()[:2]
+    assert_same_messages(java, pe.reassemble_chunks(decoded).to_pylist())
+    # Another EC key of the same curve unwraps nothing: every entry says so.
+    other = _ec_keys(tmp_path / "other", how) if (tmp_path / "other").mkdir() is None else None
+    assert other is not None
+    wrong = pe.decode(entries, crypto_keys={"*": other / "corpus-rsa.pem"})
+    assert all("the EC key did not unwrap the data key" in e for e in wrong["error"].to_pylist())

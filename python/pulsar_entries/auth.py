@@ -42,7 +42,7 @@ from typing import Any
 
 from ._redact import MASK, redact
 
-__all__ = ["AdminTls", "Authentication", "Basic", "OAuth2", "TlsAuth", "Token", "from_pulsar"]
+__all__ = ["AdminTls", "Authentication", "Basic", "OAuth2", "TlsAuth", "Token", "ZooKeeperAccess", "from_pulsar"]
 
 #: The largest answer read from a token or discovery endpoint.
 MAX_AUTH_REPLY = 1 << 20
@@ -387,6 +387,105 @@ class AdminTls:
             except (OSError, ssl.SSLError) as e:
                 raise ValueError(f"TlsAuth: cannot load {auth.cert_file!r} / {auth.key_file!r}: {e}") from None
         return ctx
+
+
+@dataclass(frozen=True)
+class ZooKeeperAccess:
+    """TLS and authentication to a ZooKeeper metadata store (Pulsar's ``zookeeper.ssl.*`` client
+    settings, and ZooKeeper's ``addauth``), for ``metadata_url="zk:host:2281"``:
+
+    - ``ca_file``: PEM CA bundle the server's certificate is checked against (``zookeeper.ssl.trustStore``);
+      giving it, or a client certificate, turns TLS on (the chart's secure client port is 2281);
+    - ``cert_file``, ``key_file``: the client certificate and key, PEM (``zookeeper.ssl.keyStore``), for a
+      server with ``ssl.clientAuth=need``;
+    - ``hostname_verification`` (default False, as ZooKeeper's client): the certificate must name the host;
+    - ``digest_user`` with ``digest_password_file`` or ``digest_password_env``: digest authentication
+      (``addauth digest user:password``), for nodes whose ACLs need it;
+    - ``sasl_user`` with ``sasl_password_file`` or ``sasl_password_env``: SASL DIGEST-MD5 (the server's JAAS
+      ``Server`` section); needs the ``pure-sasl`` package.
+
+    Passwords are read from their file or variable when the store opens, never shown."""
+
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    hostname_verification: bool = False
+    digest_user: str | None = None
+    digest_password_file: str | None = None
+    digest_password_env: str | None = None
+    sasl_user: str | None = None
+    sasl_password_file: str | None = None
+    sasl_password_env: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("ca_file", "cert_file", "key_file"):
+            f = getattr(self, name)
+            if f is not None and not Path(f).is_file():
+                raise ValueError(f"ZooKeeperAccess: {name} {f!r} is not a readable file")
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("ZooKeeperAccess: give cert_file and key_file together")
+        for kind in ("digest", "sasl"):
+            user = getattr(self, f"{kind}_user")
+            given = [n for n in ("password_file", "password_env") if getattr(self, f"{kind}_{n}") is not None]
+            if user is not None and len(given) != 1:
+                raise ValueError(
+                    f"ZooKeeperAccess: {kind}_user needs one of {kind}_password_file or {kind}_password_env"
+                )
+            if user is None and given:
+                raise ValueError(f"ZooKeeperAccess: {kind}_{given[0]} needs {kind}_user")
+            if user is not None and ":" in user:
+                raise ValueError(f"ZooKeeperAccess: {kind}_user may not contain ':'")
+
+    @property
+    def tls(self) -> bool:
+        return self.ca_file is not None or self.cert_file is not None
+
+    def _password(self, kind: str) -> str:
+        f, env = getattr(self, f"{kind}_password_file"), getattr(self, f"{kind}_password_env")
+        if f is not None:
+            return _read_secret(f, f"ZooKeeper {kind} password file")
+        value = os.environ.get(env or "")
+        if not value:
+            raise ValueError(f"ZooKeeper {kind} password: the environment variable {env} is not set")
+        return value
+
+    def secrets(self) -> list[str]:
+        out = []
+        for kind in ("digest", "sasl"):
+            if getattr(self, f"{kind}_user") is not None:
+                with contextlib.suppress(ValueError):
+                    out.append(self._password(kind))
+        return out
+
+    def kazoo_args(self) -> dict[str, Any]:
+        """``KazooClient`` keyword arguments for these settings."""
+        args: dict[str, Any] = {}
+        if self.tls:
+            args.update(
+                use_ssl=True,
+                ca=self.ca_file,
+                certfile=self.cert_file,
+                keyfile=self.key_file,
+                verify_certs=self.ca_file is not None,
+                check_hostname=self.hostname_verification,
+            )
+        if self.digest_user is not None:
+            args["auth_data"] = [("digest", f"{self.digest_user}:{self._password('digest')}")]
+        if self.sasl_user is not None:
+            import importlib.util
+
+            if importlib.util.find_spec("puresasl") is None:
+                raise ValueError("ZooKeeper SASL needs the pure-sasl package: pip install pure-sasl")
+            args["sasl_options"] = {
+                "mechanism": "DIGEST-MD5",
+                "username": self.sasl_user,
+                "password": self._password("sasl"),
+            }
+        return args
+
+    def __repr__(self) -> str:
+        shown = [f"{f}={getattr(self, f)!r}" for f in ("ca_file", "cert_file", "key_file", "digest_user", "sasl_user")]
+        return f"ZooKeeperAccess({', '.join(s for s in shown if not s.endswith('=None'))})"
 
 
 _PLUGINS = {

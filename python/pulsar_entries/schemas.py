@@ -40,7 +40,7 @@ from ._cluster.admin import AdminRest, is_admin_url
 from ._cluster.schemas import from_schema_info, registry_versions, rest_versions
 from ._cluster.stores import open_store
 from ._decode import decode as _decode
-from .auth import AdminTls, Authentication
+from .auth import AdminTls, Authentication, ZooKeeperAccess
 
 __all__ = ["SchemaVersion", "TopicSchema", "decode", "topic_schemas", "typed", "typed_schema"]
 
@@ -109,6 +109,7 @@ def topic_schemas(
     admin_token: str | None = None,
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
+    metadata_access: ZooKeeperAccess | None = None,
     timeout: float = 30.0,
 ) -> TopicSchema:
     """Every version of ``topic``'s schema, latest last.
@@ -131,7 +132,7 @@ def topic_schemas(
         )
     else:
         assert metadata_url is not None
-        store = open_store(metadata_url, timeout=timeout)
+        store = open_store(metadata_url, timeout=timeout, access=metadata_access)
         try:
             versions = registry_versions(base, store, timeout=timeout)
         finally:

@@ -17,7 +17,7 @@ import pulsar_entries._native as _native
 from .._arrow import as_table, repeat_int32
 from .._crypto import CryptoKeysLike
 from .._decode import decode
-from ..auth import AdminTls, Authentication
+from ..auth import AdminTls, Authentication, ZooKeeperAccess
 from .admin import AdminRest, _unresolved_bookies, is_admin_url, resolve_topic_admin
 from .files import BookieFiles
 from .layout import Ledger, Partition, TopicLayout, resolve_topic
@@ -331,6 +331,7 @@ def read_topic(
     admin_token: str | None = None,
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
+    metadata_access: ZooKeeperAccess | None = None,
     bookie_addresses: Mapping[str, str] | None = None,
     ledger_password: bytes = b"",
     partitions: Sequence[int] | None = None,
@@ -378,7 +379,8 @@ def read_topic(
     admin REST API (``admin_url``, or an ``http(s)://`` ``metadata_url``;
     ``admin_token`` is sent as ``Authorization: Bearer``; ``admin_auth`` is any
     :mod:`pulsar_entries.auth` method, OAuth2 included, and ``admin_tls`` sets up
-    https). The entries never go
+    https). ``metadata_access`` sets up TLS and authentication to ZooKeeper
+    (:class:`pulsar_entries.auth.ZooKeeperAccess`). The entries never go
     through the broker. The REST API gives bookie ids, not addresses: ids that
     are not ``host:port`` need ``bookie_addresses`` (id -> ``host:port``); it
     omits ledger passwords, which ``ledger_password`` stands in for (Pulsar's
@@ -399,6 +401,7 @@ def read_topic(
         admin_token=admin_token,
         admin_auth=admin_auth,
         admin_tls=admin_tls,
+        metadata_access=metadata_access,
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         partitions=partitions,
@@ -426,6 +429,7 @@ def read_topic(
             admin_token=admin_token,
             admin_auth=admin_auth,
             admin_tls=admin_tls,
+            metadata_access=metadata_access,
             timeout=timeout,
         )
     messages = entries_to_messages(entries, crypto_keys=crypto_keys)
@@ -440,6 +444,7 @@ def iter_topic(
     admin_token: str | None = None,
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
+    metadata_access: ZooKeeperAccess | None = None,
     bookie_addresses: Mapping[str, str] | None = None,
     ledger_password: bytes = b"",
     partitions: Sequence[int] | None = None,
@@ -478,6 +483,7 @@ def iter_topic(
         admin_token=admin_token,
         admin_auth=admin_auth,
         admin_tls=admin_tls,
+        metadata_access=metadata_access,
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         partitions=partitions,
@@ -532,6 +538,7 @@ def topic_layout(
     admin_token: str | None = None,
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
+    metadata_access: ZooKeeperAccess | None = None,
     bookie_addresses: Mapping[str, str] | None = None,
     ledger_password: bytes = b"",
     partitions: Sequence[int] | None = None,
@@ -566,7 +573,7 @@ def topic_layout(
             )
     else:
         assert metadata_url is not None
-        store = open_store(metadata_url, timeout=timeout)
+        store = open_store(metadata_url, timeout=timeout, access=metadata_access)
         try:
             layout = resolve_topic(topic, store, partitions=partitions)
         finally:

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 import pulsar_entries._native as _native
 
 from .._install import install_hint
-from .._redact import redact_uri
+from .._redact import redact, redact_uri
+from ..auth import ZooKeeperAccess
 
 
 def check_timeout(name: str, value: Any) -> float:
@@ -57,7 +58,7 @@ class ZooKeeperStore:
     """A ZooKeeper metadata store, read through kazoo. Only reads are issued;
     connecting is bounded by ``timeout``, and kazoo logs nothing (see :func:`_quiet_logger`)."""
 
-    def __init__(self, hosts: str, *, timeout: float = 10.0) -> None:
+    def __init__(self, hosts: str, *, timeout: float = 10.0, access: ZooKeeperAccess | None = None) -> None:
         try:
             from kazoo.client import KazooClient
             from kazoo.handlers.threading import KazooTimeoutError
@@ -69,29 +70,39 @@ class ZooKeeperStore:
             read_only=True,
             connection_retry={"max_tries": 1},
             logger=_quiet_logger(),
+            **(access.kazoo_args() if access is not None else {}),
         )
+        secrets = access.secrets() if access is not None else []
         try:
             self._zk.start(timeout=timeout)
         except KazooTimeoutError:
             self._zk.close()
-            raise OSError(f"metadata store zk:{hosts}: no ZooKeeper answered within {timeout:g} s") from None
+            hint = "" if access is not None and access.tls else " (a TLS-only port needs ca_file, as ZooKeeperAccess)"
+            raise OSError(f"metadata store zk:{hosts}: no ZooKeeper answered within {timeout:g} s{hint}") from None
+        except Exception as e:  # an authentication or TLS failure, in kazoo's words
+            self._zk.close()
+            raise OSError(f"metadata store zk:{hosts}: {redact(str(e) or type(e).__name__, *secrets)}") from None
 
     def get(self, path: str) -> bytes | None:
-        from kazoo.exceptions import NoNodeError
+        from kazoo.exceptions import NoAuthError, NoNodeError
 
         try:
             data, _ = self._zk.get(path)
         except NoNodeError:
             return None
+        except NoAuthError:
+            raise PermissionError(f"ZooKeeper node {path}: not readable without credentials its ACL accepts") from None
         return bytes(data or b"")
 
     def children(self, path: str) -> list[str]:
-        from kazoo.exceptions import NoNodeError
+        from kazoo.exceptions import NoAuthError, NoNodeError
 
         try:
             return sorted(self._zk.get_children(path))
         except NoNodeError:
             return []
+        except NoAuthError:
+            raise PermissionError(f"ZooKeeper node {path}: not readable without credentials its ACL accepts") from None
 
     def close(self) -> None:
         self._zk.stop()
@@ -177,8 +188,9 @@ class RocksDBStore:
         self._store.close()
 
 
-def open_store(url: str, *, timeout: float = 10.0) -> MetadataStore:
-    """Opens a metadata store from its address (``zk:...`` or ``rocksdb:...``)."""
+def open_store(url: str, *, timeout: float = 10.0, access: ZooKeeperAccess | None = None) -> MetadataStore:
+    """Opens a metadata store from its address (``zk:...`` or ``rocksdb:...``); ``access``: TLS and
+    authentication to ZooKeeper."""
     timeout = check_timeout("timeout", timeout)
     if not isinstance(url, str) or not url:
         raise ValueError("metadata_url must be a non-empty string such as 'zk:127.0.0.1:2181' or 'rocksdb:/path'")
@@ -186,7 +198,7 @@ def open_store(url: str, *, timeout: float = 10.0) -> MetadataStore:
         hosts = url[3:].removeprefix("//")
         if not hosts or hosts.startswith("/"):
             raise ValueError(f"metadata_url {redact_uri(url)!r}: expected zk:host:port[,host:port][/chroot]")
-        return ZooKeeperStore(hosts, timeout=timeout)
+        return ZooKeeperStore(hosts, timeout=timeout, access=access)
     if url.startswith("rocksdb:"):
         path = url[len("rocksdb:") :].removeprefix("//")
         return RocksDBStore(path)

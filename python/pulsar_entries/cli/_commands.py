@@ -104,6 +104,7 @@ def typed_schema(args: argparse.Namespace, src: Any) -> Any:
             admin_token=src.options["admin_token"],
             admin_auth=src.options.get("admin_auth"),
             admin_tls=src.options.get("admin_tls"),
+            metadata_access=src.options.get("metadata_access"),
             timeout=src.options["timeout"],
         )
     except LookupError as e:

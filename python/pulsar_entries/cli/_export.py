@@ -17,6 +17,7 @@ from ._topic import (
     crypto_key_files,
     offload_location,
     topic_name,
+    zookeeper_access,
 )
 
 
@@ -112,6 +113,7 @@ def cmd_export(args: argparse.Namespace) -> None:
             metadata_url=args.metadata_url,
             admin_token=args.admin_token,
             **admin_access(args),
+            **zookeeper_access(args),
             mode=args.mode,
             follow=args.follow,
             poll_interval=args.poll_interval,

@@ -20,12 +20,13 @@ from .. import _cluster
 from .._compaction import MessagePosition, last_message_position
 from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
-from ..auth import AdminTls, from_pulsar, has_inline_secret
+from ..auth import AdminTls, ZooKeeperAccess, from_pulsar, has_inline_secret
 from ._errors import CliError
 
 #: What makes ``IN`` a topic rather than a path.
 TOPIC_SCHEMES = ("persistent://", "non-persistent://")
 TOKEN_ENV = "PULSAR_ENTRIES_ADMIN_TOKEN"
+ZK_PASSWORD_ENV = "PULSAR_ENTRIES_ZK_PASSWORD"
 AUTH_PARAMS_ENV = "PULSAR_ENTRIES_AUTH_PARAMS"
 
 
@@ -122,6 +123,20 @@ def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = Tr
         action="store_true",
         help="accept an admin API certificate that does not name its host (Pulsar's tlsHostnameVerificationEnable=false)",
     )
+    g.add_argument(
+        "--zk-ca-file", metavar="PEM", help="ZooKeeper over TLS: the CA bundle its certificate is checked against"
+    )
+    g.add_argument(
+        "--zk-cert-file", metavar="PEM", help="ZooKeeper over TLS: this client certificate (with --zk-key-file)"
+    )
+    g.add_argument("--zk-key-file", metavar="PEM", help="ZooKeeper over TLS: the client certificate's key")
+    g.add_argument(
+        "--zk-digest-user",
+        metavar="USER",
+        help=f"ZooKeeper digest authentication as USER; the password from --zk-password-file or ${ZK_PASSWORD_ENV}",
+    )
+    g.add_argument("--zk-sasl-user", metavar="USER", help="ZooKeeper SASL DIGEST-MD5 as USER (password as above)")
+    g.add_argument("--zk-password-file", metavar="FILE", help="the ZooKeeper password, in a file")
     g.add_argument("--timeout", type=seconds, default=30.0, help="seconds per metadata or bookie request (default 30)")
 
 
@@ -219,6 +234,42 @@ def bookie_addresses(args: argparse.Namespace) -> dict[str, str]:
             raise CliError(f"--bookie-address must be ID=HOST:PORT, not {spec!r}")
         addresses[bookie] = address
     return addresses
+
+
+def zookeeper_access(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--zk-*`` options as ``metadata_access`` (empty without them)."""
+    files = (args.zk_ca_file, args.zk_cert_file, args.zk_key_file)
+    users = (args.zk_digest_user, args.zk_sasl_user)
+    if not any(files) and not any(users):
+        if args.zk_password_file:
+            raise CliError("--zk-password-file needs --zk-digest-user or --zk-sasl-user")
+        return {}
+    password: dict[str, Any] = {}
+    if any(users):
+        if args.zk_password_file:
+            password["file"] = args.zk_password_file
+        elif os.environ.get(ZK_PASSWORD_ENV):
+            password["env"] = ZK_PASSWORD_ENV
+        else:
+            raise CliError(
+                f"--zk-digest-user / --zk-sasl-user: give the password with --zk-password-file or ${ZK_PASSWORD_ENV}"
+            )
+    try:
+        return {
+            "metadata_access": ZooKeeperAccess(
+                ca_file=args.zk_ca_file,
+                cert_file=args.zk_cert_file,
+                key_file=args.zk_key_file,
+                digest_user=args.zk_digest_user,
+                digest_password_file=password.get("file") if args.zk_digest_user else None,
+                digest_password_env=password.get("env") if args.zk_digest_user else None,
+                sasl_user=args.zk_sasl_user,
+                sasl_password_file=password.get("file") if args.zk_sasl_user else None,
+                sasl_password_env=password.get("env") if args.zk_sasl_user else None,
+            )
+        }
+    except ValueError as e:
+        raise CliError(f"--zk-*: {e}") from None
 
 
 def admin_access(args: argparse.Namespace) -> dict[str, Any]:
@@ -343,6 +394,7 @@ def source(args: argparse.Namespace) -> Any:
         "metadata_url": args.metadata_url,
         "admin_token": args.admin_token,
         **admin_access(args),
+        **zookeeper_access(args),
         "bookie_addresses": addresses or None,
         "partitions": partitions,
         "timeout": args.timeout,

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._crypto import CryptoKeysLike
-from ..auth import AdminTls, Authentication
+from ..auth import AdminTls, Authentication, ZooKeeperAccess
 from ._run import DEAD_LETTER_SCHEMA, MESSAGE_COLUMNS, Exporter, ExportStats
 from ._tables import ConcurrentExportError, ExportError, TableTarget
 
@@ -58,6 +58,7 @@ def export_topic(
     admin_token: str | None = None,
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
+    metadata_access: ZooKeeperAccess | None = None,
     mode: str = "append",
     follow: bool = False,
     poll_interval: float = 1.0,
@@ -111,6 +112,7 @@ def export_topic(
         admin_token=admin_token,
         admin_auth=admin_auth,
         admin_tls=admin_tls,
+        metadata_access=metadata_access,
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         offload_filesystem=offload_filesystem,

@@ -51,7 +51,7 @@ from .._cluster.stream import (
 )
 from .._crypto import CryptoKeysLike
 from .._crypto import crypto_keys as to_crypto_keys
-from ..auth import AdminTls, Authentication
+from ..auth import AdminTls, Authentication, ZooKeeperAccess
 from ._tables import TOMBSTONE, ExportError, Progress, TableTarget, conform, open_table
 
 #: Pulsar's marker types for a transaction's end (``MarkerType`` in PulsarMarkers.proto).
@@ -233,6 +233,7 @@ class Exporter:
         admin_token: str | None = None,
         admin_auth: Authentication | None = None,
         admin_tls: AdminTls | None = None,
+        metadata_access: ZooKeeperAccess | None = None,
         bookie_addresses: Mapping[str, str] | None = None,
         ledger_password: bytes = b"",
         offload_filesystem: Any = None,
@@ -278,6 +279,7 @@ class Exporter:
             admin_token=admin_token,
             admin_auth=admin_auth,
             admin_tls=admin_tls,
+            metadata_access=metadata_access,
         )
         self.bookie_addresses = bookie_addresses
         self.ledger_password = ledger_password

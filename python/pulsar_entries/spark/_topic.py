@@ -198,6 +198,8 @@ class PulsarTopicDataSource(DataSource):
       (``token``, ``oauth2``, ``basic``, ``tls``; see :mod:`pulsar_entries.auth`), secrets only by file or
       environment variable; ``adminTlsTrustCertsFilePath``, ``adminTlsHostnameVerification`` (default true):
       https to it. Used on the driver only.
+    - ``zkCaFile``, ``zkCertFile``, ``zkKeyFile``: ZooKeeper over TLS; ``zkDigestUser`` or ``zkSaslUser`` (SASL
+      DIGEST-MD5), with ``zkPasswordFile`` or ``zkPasswordEnv``: authentication to it. Used on the driver only.
     - ``startingMessageId`` / ``endingMessageId``: inclusive bounds, ``ledgerId:entryId``, ``earliest`` or
       ``latest`` (default: the whole topic).
     - ``readCompacted`` (default false): the compacted view.

@@ -20,7 +20,7 @@ from .._cluster.admin import AdminRest, check_timeout, is_admin_url
 from .._cluster.scan import output_schema
 from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
-from ..auth import AdminTls, from_pulsar, has_inline_secret
+from ..auth import AdminTls, ZooKeeperAccess, from_pulsar, has_inline_secret
 from ..chunks import _DEFAULTS, reassembly_options
 from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
 
@@ -46,6 +46,13 @@ OPTIONS = (
     "adminAuthParams",
     "adminTlsTrustCertsFilePath",
     "adminTlsHostnameVerification",
+    "zkCaFile",
+    "zkCertFile",
+    "zkKeyFile",
+    "zkDigestUser",
+    "zkSaslUser",
+    "zkPasswordFile",
+    "zkPasswordEnv",
     "bookieAddresses",
     "ledgerPassword",
     "startingMessageId",
@@ -269,6 +276,7 @@ def resolve_schema(opts: TopicOptions, topics: list[str]) -> dict[str, TopicSche
                 admin_url=opts.admin_url,
                 admin_token=opts.admin_token,
                 **opts.admin_access(),
+                metadata_access=opts.metadata_access,
                 timeout=opts.timeout,
             )
         except LookupError:
@@ -333,6 +341,8 @@ class TopicOptions:
     admin_auth_params: str = ""
     admin_tls_trust: str | None = None
     admin_tls_hostname_verification: bool = True
+    #: TLS and authentication to ZooKeeper (the ``zk*`` options; passwords by file or variable only).
+    metadata_access: ZooKeeperAccess | None = None
 
     def admin_access(self) -> dict[str, Any]:
         """``admin_auth`` / ``admin_tls`` for the admin REST API, built once per driver process (an
@@ -428,6 +438,27 @@ class TopicOptions:
         hostname_verification = _bool("adminTlsHostnameVerification", get("adminTlsHostnameVerification"), True)
         # Built now, on the driver: a bad plugin, parameter or file is one error before any task.
         _admin_access(auth_plugin, auth_params, tls_trust, hostname_verification)
+        zk_user, zk_sasl = get("zkDigestUser"), get("zkSaslUser")
+        zk_pw = {"file": get("zkPasswordFile"), "env": get("zkPasswordEnv")}
+        zk_given = [get(n) for n in ("zkCaFile", "zkCertFile", "zkKeyFile")] + [zk_user, zk_sasl]
+        try:
+            zk_access = (
+                ZooKeeperAccess(
+                    ca_file=get("zkCaFile"),
+                    cert_file=get("zkCertFile"),
+                    key_file=get("zkKeyFile"),
+                    digest_user=zk_user,
+                    digest_password_file=zk_pw["file"] if zk_user else None,
+                    digest_password_env=zk_pw["env"] if zk_user else None,
+                    sasl_user=zk_sasl,
+                    sasl_password_file=zk_pw["file"] if zk_sasl else None,
+                    sasl_password_env=zk_pw["env"] if zk_sasl else None,
+                )
+                if any(zk_given)
+                else None
+            )
+        except ValueError as e:
+            raise ValueError(f"pulsar: the zk* options: {e}") from None
         dirs = get("bookieDirs")
         password = get("ledgerPassword")
         return TopicOptions(
@@ -460,6 +491,7 @@ class TopicOptions:
             admin_auth_params=auth_params,
             admin_tls_trust=tls_trust,
             admin_tls_hostname_verification=hostname_verification,
+            metadata_access=zk_access,
         )
 
     def offload(self) -> tuple[Any, str]:
@@ -510,7 +542,7 @@ def _pattern_topics(opts: TopicOptions) -> list[str]:
                 raise ValueError(f"namespace {tenant}/{ns}: the broker's topic list at {path} is {str(got)[:60]!r}")
             names += got
     else:
-        store = open_store(opts.metadata_url or "", timeout=opts.timeout)
+        store = open_store(opts.metadata_url or "", timeout=opts.timeout, access=opts.metadata_access)
         try:
             from urllib.parse import unquote_plus
 
@@ -537,6 +569,7 @@ def resolve_layouts(opts: TopicOptions, partitions: list[int] | None = None) -> 
                 admin_url=opts.admin_url,
                 admin_token=opts.admin_token,
                 **opts.admin_access(),
+                metadata_access=opts.metadata_access,
                 bookie_addresses=opts.bookie_addresses,
                 ledger_password=opts.ledger_password,
                 partitions=partitions,

@@ -1,0 +1,196 @@
+"""The metadata store route against a secured ZooKeeper: Apache ZooKeeper (from the same Maven jars as the
+standalone) serving only its TLS port with client certificates required, holding a copy of the ZooKeeper
+standalone's metadata whose every node's ACL needs digest authentication. The layout comes through it; the
+entries from the standalone's bookie, as before, and equal what Java Readers received.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pulsar_entries as pe
+from pulsar_entries._servers import free_port
+from pulsar_entries.auth import ZooKeeperAccess
+
+from .conftest import NS, build_classpath
+from .real_pulsar_compare import assert_same_messages, delivered
+from .test_secured_admin_real import certificates, openssl
+from support.cli import run_cli
+
+pytestmark = pytest.mark.real_pulsar
+
+USER, PASSWORD = "reader", "zk-s3cret-pw"
+TOPIC = "java-mixed"
+
+
+def client_certificate(d: Path) -> tuple[Path, Path]:
+    """A client certificate signed by the CA :func:`certificates` made in ``d``."""
+    openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(d / "client.key"))
+    openssl("req", "-new", "-key", str(d / "client.key"), "-subj", "/CN=pulsar-entries", "-out", str(d / "client.csr"))
+    openssl(
+        "x509", "-req", "-in", str(d / "client.csr"), "-CA", str(d / "ca.pem"), "-CAkey", str(d / "ca.key"),
+        "-CAcreateserial", "-days", "2", "-out", str(d / "client.pem"),
+    )  # fmt: skip
+    return d / "client.pem", d / "client.key"
+
+
+def _copy(src: Any, dst: Any, path: str, acl: list[Any]) -> int:
+    """``path`` and everything below it, from ``src`` to ``dst`` (kazoo clients), each node with ``acl``."""
+    copied = 0
+    for child in sorted(src.get_children(path)):
+        full = f"{path.rstrip('/')}/{child}"
+        if full == "/zookeeper":
+            continue
+        data, _ = src.get(full)
+        dst.create(full, data or b"", acl=acl)
+        copied += 1 + _copy(src, dst, full, acl)
+    return copied
+
+
+@pytest.fixture(scope="module")
+def secure_zk(real_pulsar_zk: Any, tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
+    from kazoo.client import KazooClient
+    from kazoo.security import make_digest_acl
+
+    work = tmp_path_factory.mktemp("secure-zk")
+    certs = certificates(work)
+    cert, key = client_certificate(work)
+    # ZooKeeper's PEM key store: the key and its certificate in one file.
+    (work / "server-store.pem").write_text(certs["key"].read_text() + certs["cert"].read_text())
+    port = free_port()
+    (work / "data").mkdir()
+    (work / "zoo.cfg").write_text(
+        "\n".join(
+            [
+                "tickTime=2000",
+                f"dataDir={work / 'data'}",
+                f"secureClientPort={port}",
+                "secureClientPortAddress=127.0.0.1",
+                "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+                f"ssl.keyStore.location={work / 'server-store.pem'}",
+                "ssl.keyStore.type=PEM",
+                f"ssl.trustStore.location={certs['ca']}",
+                "ssl.trustStore.type=PEM",
+                "ssl.clientAuth=need",
+                "admin.enableServer=false",
+                "",
+            ]
+        )
+    )
+    (work / "hosts").write_text("127.0.0.1 localhost\n")
+    lib, _, _ = build_classpath()
+    log = open(work / "zk.log", "wb")  # noqa: SIM115 - closed in the finally below
+    proc = subprocess.Popen(
+        [
+            "java",
+            "-Xmx256m",
+            f"-Djdk.net.hosts.file={work / 'hosts'}",
+            "-Dzookeeper.admin.enableServer=false",
+            "-cp",
+            f"{lib}/*",
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            str(work / "zoo.cfg"),
+        ],
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+    pw = work / "zk-password"
+    pw.write_text(PASSWORD + "\n")
+    access = ZooKeeperAccess(
+        ca_file=str(certs["ca"]),
+        cert_file=str(cert),
+        key_file=str(key),
+        digest_user=USER,
+        digest_password_file=str(pw),
+    )
+    src = KazooClient(hosts=f"127.0.0.1:{real_pulsar_zk.standalone.zookeeper_port}", read_only=True)
+    dst = None
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # ready once a TLS client with the certificate gets a session
+            assert proc.poll() is None, (work / "zk.log").read_text()[-3000:]
+            dst = KazooClient(hosts=f"127.0.0.1:{port}", **access.kazoo_args())
+            try:
+                dst.start(timeout=5)
+                break
+            except Exception:
+                dst.close()
+                dst = None
+                assert time.monotonic() < deadline, (work / "zk.log").read_text()[-3000:]
+                time.sleep(0.5)
+        src.start(timeout=30)
+        acl = [make_digest_acl(USER, PASSWORD, all=True)]
+        copied = _copy(src, dst, "/", acl)
+        assert copied > 20
+        yield {"rp": real_pulsar_zk, "url": f"zk:127.0.0.1:{port}", "access": access, "work": work, "pw": pw}
+    finally:
+        for c in (src, dst):
+            if c is not None:
+                c.stop()
+                c.close()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+        log.close()
+
+
+def test_the_layout_through_tls_and_digest_auth_equals_the_java_reader(secure_zk: dict[str, Any]) -> None:
+    entries = pe.read_topic(NS + TOPIC, metadata_url=secure_zk["url"], metadata_access=secure_zk["access"])
+    assert_same_messages(secure_zk["rp"].truth[TOPIC]["messages"], delivered(entries))
+
+
+def test_without_credentials_or_tls_one_line_that_says_why(secure_zk: dict[str, Any]) -> None:
+    a = secure_zk["access"]
+    no_digest = ZooKeeperAccess(ca_file=a.ca_file, cert_file=a.cert_file, key_file=a.key_file)
+    with pytest.raises(PermissionError, match="not readable without credentials") as e:
+        pe.read_topic(NS + TOPIC, metadata_url=secure_zk["url"], metadata_access=no_digest)
+    texts = [str(e.value)]
+    with pytest.raises(OSError, match="a TLS-only port needs ca_file") as e2:
+        pe.read_topic(NS + TOPIC, metadata_url=secure_zk["url"], timeout=3)
+    texts.append(str(e2.value))
+    for t in texts:
+        assert "\n" not in t and PASSWORD not in t
+    assert PASSWORD not in repr(a)
+
+
+def test_the_cli_reads_through_secured_zookeeper(secure_zk: dict[str, Any], tmp_path: Path, monkeypatch: Any) -> None:
+    a = secure_zk["access"]
+    monkeypatch.setenv("PULSAR_ENTRIES_ZK_PASSWORD", PASSWORD)
+    out = tmp_path / "m.parquet"
+    run = run_cli(
+        "decode",
+        NS + TOPIC,
+        str(out),
+        "--metadata-url",
+        secure_zk["url"],
+        "--zk-ca-file",
+        str(a.ca_file),
+        "--zk-cert-file",
+        str(a.cert_file),
+        "--zk-key-file",
+        str(a.key_file),
+        "--zk-digest-user",
+        USER,
+    )
+    import pyarrow.parquet as pq
+
+    rows = pe.reassemble_chunks(pq.read_table(out).replace_schema_metadata(None))
+    assert_same_messages(secure_zk["rp"].truth[TOPIC]["messages"], delivered_rows(rows))
+    assert PASSWORD not in run.stdout + run.stderr
+
+
+def delivered_rows(rows: Any) -> list[dict[str, Any]]:
+    return [r for r in rows.to_pylist() if r["txn_status"] != "aborted" and not r["compacted_out"]]

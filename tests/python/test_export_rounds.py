@@ -165,3 +165,17 @@ def test_a_table_takes_new_and_widened_columns_and_refuses_a_changed_type(tmp_pa
         ):
             table.commit(rows("c", ["seven"]), Progress("t", 3, {"t": (1, 3)}))
         assert table.progress("t") == Progress("t", 2, {"t": (1, 2)}, {"t": (1, 2)})
+
+
+def test_the_export_progress_line_and_bar() -> None:
+    from pulsar_entries.cli._export import progress_line
+    from pulsar_entries.export import ExportStats
+
+    total = ExportStats(commits=3, entries=750, rows=7500, dead_letters=2, bytes=3 * 2**20)
+    plain = progress_line(total, 250, 1234.4)
+    assert plain == (
+        "export: 3 commits, 750 entries, 3.0 MiB, 7,500 rows, 2 dead letters, lag 250 entries, 1,234 entries/s"
+    )
+    bar = progress_line(total, 250, 1234.4, upsert=True, bar=True)
+    assert bar.startswith("export [##################......]  75% 3 commits") and ", 0 deleted," in bar
+    assert progress_line(total, 0, 1.0, bar=True).startswith("export [########################] 100%")

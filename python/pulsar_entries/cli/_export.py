@@ -71,6 +71,22 @@ def add_export_parser(sub: Any) -> None:
     e.set_defaults(func=cmd_export)
 
 
+def progress_line(total: Any, lag: int, rate: float, *, upsert: bool = False, bar: bool = False) -> str:
+    """One progress line of an export: entries, bytes, rows, dead letters, lag and rate; with ``bar`` (a
+    terminal) led by a bar of the entries exported this run against those plus the lag."""
+    line = (
+        f"{total.commits} commits, {total.entries:,} entries, {total.bytes / 2**20:,.1f} MiB, {total.rows:,} rows"
+        + (f", {total.deleted:,} deleted" if upsert else "")
+        + f", {total.dead_letters:,} dead letters, lag {lag:,} entries, {rate:,.0f} entries/s"
+    )
+    if not bar:
+        return "export: " + line
+    width = 24
+    done = total.entries / max(1, total.entries + lag)
+    filled = min(width, int(done * width))
+    return f"export [{'#' * filled}{'.' * (width - filled)}] {done:4.0%} " + line
+
+
 def cmd_export(args: argparse.Namespace) -> None:
     from ..export import ExportError, ExportStats, export_topic
 
@@ -99,11 +115,7 @@ def cmd_export(args: argparse.Namespace) -> None:
         if args.quiet:
             return
         rate = total.entries / max(1e-9, time.monotonic() - started)
-        line = (
-            f"export: {total.commits} commits, {total.entries:,} entries, {total.bytes / 2**20:,.1f} MiB, {total.rows:,} rows"
-            + (f", {total.deleted:,} deleted" if args.mode == "upsert" else "")
-            + f", {total.dead_letters:,} dead letters, lag {s.lag_entries:,} entries, {rate:,.0f} entries/s"
-        )
+        line = progress_line(total, s.lag_entries, rate, upsert=args.mode == "upsert", bar=tty)
         print(("\r" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
     try:

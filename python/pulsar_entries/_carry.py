@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _native
+from ._crypto import CryptoKeysLike
 from ._decode import decode_with
 
 #: What the decoder reads; everything else is carried.
@@ -119,7 +120,7 @@ def decode_carrying(
     *,
     options: _native.DecodeOptions | None = None,
     processors: Sequence[Any] | None = None,
-    crypto_keys: Any = None,
+    crypto_keys: CryptoKeysLike | None = None,
 ) -> pa.Table:
     """:func:`pulsar_entries.decode`, keeping the input's ``error`` text and its
     other columns (see the module's docstring).

@@ -229,6 +229,12 @@ def test_spark_batch_and_stream_sources_decrypt_with_key_files(
     )
     assert query.awaitTermination(300)
     assert_same_messages(java, _sorted_rows(pq.read_table(tmp_path / "sink")))
+    # The Spark decode of a DataFrame of entries, keys by file.
+    from pulsar_entries import spark as pes
+
+    decoded = pes.decode(spark.createDataFrame(encrypted["entries"]), crypto_key_files={"enc-key": str(key)})
+    rows = pe.reassemble_chunks(decoded.toArrow())
+    assert_same_messages(java, _sorted_rows(rows))
     # A bad key file is one error on the driver, before any task.
     bad = tmp_path / "public.pem"
     shutil.copy(key.parent / "corpus-rsa.pub.pem", bad)

@@ -81,11 +81,16 @@ def secure_zk(real_pulsar_zk: Any, tmp_path_factory: Any) -> Iterator[dict[str, 
                 "ssl.trustStore.type=PEM",
                 "ssl.clientAuth=need",
                 "admin.enableServer=false",
+                "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
                 "",
             ]
         )
     )
     (work / "hosts").write_text("127.0.0.1 localhost\n")
+    # SASL DIGEST-MD5: the server's users (user_<name>="<password>").
+    (work / "jaas.conf").write_text(
+        f'Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  user_{USER}="{PASSWORD}";\n}};\n'
+    )
     lib, _, _ = build_classpath()
     log = open(work / "zk.log", "wb")  # noqa: SIM115 - closed in the finally below
     proc = subprocess.Popen(
@@ -94,6 +99,7 @@ def secure_zk(real_pulsar_zk: Any, tmp_path_factory: Any) -> Iterator[dict[str, 
             "-Xmx256m",
             f"-Djdk.net.hosts.file={work / 'hosts'}",
             "-Dzookeeper.admin.enableServer=false",
+            f"-Djava.security.auth.login.config={work / 'jaas.conf'}",
             "-cp",
             f"{lib}/*",
             "org.apache.zookeeper.server.ZooKeeperServerMain",
@@ -131,6 +137,9 @@ def secure_zk(real_pulsar_zk: Any, tmp_path_factory: Any) -> Iterator[dict[str, 
         acl = [make_digest_acl(USER, PASSWORD, all=True)]
         copied = _copy(src, dst, "/", acl)
         assert copied > 20
+        from kazoo.security import ACL, Id, Permissions
+
+        dst.create("/sasl-only", b"sasl data", acl=[ACL(Permissions.ALL, Id("sasl", USER))])
         yield {"rp": real_pulsar_zk, "url": f"zk:127.0.0.1:{port}", "access": access, "work": work, "pw": pw}
     finally:
         for c in (src, dst):
@@ -194,3 +203,29 @@ def test_the_cli_reads_through_secured_zookeeper(secure_zk: dict[str, Any], tmp_
 
 def delivered_rows(rows: Any) -> list[dict[str, Any]]:
     return [r for r in rows.to_pylist() if r["txn_status"] != "aborted" and not r["compacted_out"]]
+
+
+def test_sasl_digest_md5_reads_a_node_only_sasl_may_read(secure_zk: dict[str, Any]) -> None:
+    from pulsar_entries._cluster.stores import ZooKeeperStore
+
+    a = secure_zk["access"]
+    hosts = secure_zk["url"].removeprefix("zk:")
+    sasl = ZooKeeperAccess(
+        ca_file=a.ca_file,
+        cert_file=a.cert_file,
+        key_file=a.key_file,
+        sasl_user=USER,
+        sasl_password_file=str(secure_zk["pw"]),
+    )
+    store = ZooKeeperStore(hosts, timeout=20, access=sasl)
+    try:
+        assert store.get("/sasl-only") == b"sasl data"
+    finally:
+        store.close()
+    tls_only = ZooKeeperAccess(ca_file=a.ca_file, cert_file=a.cert_file, key_file=a.key_file)
+    store = ZooKeeperStore(hosts, timeout=20, access=tls_only)
+    try:
+        with pytest.raises(PermissionError, match="/sasl-only: not readable without credentials"):
+            store.get("/sasl-only")
+    finally:
+        store.close()

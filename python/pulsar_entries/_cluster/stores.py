@@ -77,7 +77,7 @@ class ZooKeeperStore:
             self._zk.start(timeout=timeout)
         except KazooTimeoutError:
             self._zk.close()
-            hint = "" if access is not None and access.tls else " (a TLS-only port needs ca_file, as ZooKeeperAccess)"
+            hint = "" if access is not None and access.tls else _tls_hint(hosts)
             raise OSError(f"metadata store zk:{hosts}: no ZooKeeper answered within {timeout:g} s{hint}") from None
         except Exception as e:  # an authentication or TLS failure, in kazoo's words
             self._zk.close()
@@ -186,6 +186,23 @@ class RocksDBStore:
 
     def close(self) -> None:
         self._store.close()
+
+
+def _tls_hint(hosts: str) -> str:
+    """A hint when the first host accepts connections yet gave no plaintext ZooKeeper answer (a
+    TLS-only port does that); nothing when it refuses them (ZooKeeper is down)."""
+    import socket
+
+    first = hosts.split("/", 1)[0].split(",", 1)[0]
+    host, _, port = first.rpartition(":")
+    try:
+        with socket.create_connection((host or first, int(port or 2181)), timeout=0.5):
+            pass
+    except (OSError, ValueError):
+        return ""
+    return (
+        "; the port accepts connections, so it may take TLS only: give its CA (ZooKeeperAccess ca_file, --zk-ca-file)"
+    )
 
 
 def open_store(url: str, *, timeout: float = 10.0, access: ZooKeeperAccess | None = None) -> MetadataStore:

@@ -131,38 +131,6 @@ impl CryptoKeys {
         md: &MessageMetadataView<'_>,
         payload: &[u8],
     ) -> std::result::Result<Vec<u8>, String> {
-        let mut tried = Vec::new();
-        let mut data_key = None;
-        for k in md.encryption_keys() {
-            match self.key(k.key) {
-                None => tried.push(format!("{:?}: no private key given", k.key)),
-                Some(PrivateKey::Ec(ec)) => match ecies_decrypt(ec, k.value) {
-                    Some(key) => {
-                        data_key = Some(key);
-                        break;
-                    }
-                    None => tried.push(format!(
-                        "{:?}: the EC key did not unwrap the data key (another key pair?)",
-                        k.key
-                    )),
-                },
-                Some(PrivateKey::Rsa(rsa)) => {
-                    match rsa.decrypt(Oaep::new::<sha1::Sha1>(), k.value) {
-                        Ok(key) => {
-                            data_key = Some(key);
-                            break;
-                        }
-                        Err(_) => tried.push(format!(
-                            "{:?}: the RSA key did not unwrap the data key (another key pair?)",
-                            k.key
-                        )),
-                    }
-                }
-            }
-        }
-        let Some(key) = data_key else {
-            return Err(format!("cannot decrypt: {}", tried.join("; ")));
-        };
         let iv = md
             .encryption_param
             .ok_or("cannot decrypt: the metadata has no encryption_param (the IV)")?;
@@ -172,22 +140,57 @@ impl CryptoKeys {
                 iv.len()
             ));
         }
-        let nonce = Nonce::from_slice(iv);
-        let out = match key.len() {
-            16 => Aes128Gcm::new_from_slice(&key).map(|c| c.decrypt(nonce, payload)),
-            32 => Aes256Gcm::new_from_slice(&key).map(|c| c.decrypt(nonce, payload)),
-            n => {
-                return Err(format!(
-                    "cannot decrypt: the data key is {n} bytes, not an AES-128 or AES-256 key"
-                ))
+        // As Java's consumer does, every data key the message's names unwrap is
+        // tried on the payload, in order, until one opens it: a producer that
+        // replaced its data key while wrapping it can leave names wrapping
+        // different keys.
+        let mut tried = Vec::new();
+        for k in md.encryption_keys() {
+            let data_key = match self.key(k.key) {
+                None => {
+                    tried.push(format!("{:?}: no private key given", k.key));
+                    continue;
+                }
+                Some(PrivateKey::Ec(ec)) => ecies_decrypt(ec, k.value).ok_or("EC"),
+                Some(PrivateKey::Rsa(rsa)) => rsa
+                    .decrypt(Oaep::new::<sha1::Sha1>(), k.value)
+                    .map_err(|_| "RSA"),
+            };
+            let key = match data_key {
+                Ok(key) => key,
+                Err(kind) => {
+                    tried.push(format!(
+                        "{:?}: the {kind} key did not unwrap the data key (another key pair?)",
+                        k.key
+                    ));
+                    continue;
+                }
+            };
+            match open(&key, iv, payload) {
+                Ok(plain) => return Ok(plain),
+                Err(why) => tried.push(format!("{:?}: {why}", k.key)),
             }
-        };
-        match out {
-            Ok(Ok(plain)) => Ok(plain),
-            _ => Err(
-                "cannot decrypt: the AES-GCM tag does not verify (payload or data key altered)"
-                    .into(),
-            ),
+        }
+        Err(format!("cannot decrypt: {}", tried.join("; ")))
+    }
+}
+
+/// The payload decrypted with AES-GCM under `key` (AES-128 or AES-256) and the 12-byte `iv`.
+fn open(key: &[u8], iv: &[u8], payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let nonce = Nonce::from_slice(iv);
+    let out = match key.len() {
+        16 => Aes128Gcm::new_from_slice(key).map(|c| c.decrypt(nonce, payload)),
+        32 => Aes256Gcm::new_from_slice(key).map(|c| c.decrypt(nonce, payload)),
+        n => {
+            return Err(format!(
+                "the data key is {n} bytes, not an AES-128 or AES-256 key"
+            ))
+        }
+    };
+    match out {
+        Ok(Ok(plain)) => Ok(plain),
+        _ => {
+            Err("the AES-GCM tag does not verify with its data key (payload or key altered)".into())
         }
     }
 }

@@ -5,6 +5,7 @@ built module by stubtest (scripts/lint); splitting it would only scatter that on
 """
 
 import datetime
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias, TypedDict, final
 
@@ -857,9 +858,16 @@ class BookieClientOptions:
     - ``connect_timeout_ms`` (default 5000): the time to connect to one bookie;
     - ``pipeline_depth`` (default 64): requests in flight on one connection;
     - ``max_frame_bytes`` (default 5308416): the largest response frame accepted, checked
-      before allocating (a bookie's own ``nettyMaxFrameSizeBytes`` is 5 MiB; at least 64).
+      before allocating (a bookie's own ``nettyMaxFrameSizeBytes`` is 5 MiB; at least 64);
+    - ``tls_trust_certs_file``: a PEM CA bundle; given, every connection asks for TLS
+      (START_TLS, then a handshake) and checks the bookie's certificate against it;
+    - ``tls_certificate_file`` and ``tls_key_file``: a PEM client certificate and its
+      unencrypted key, for bookies that require client authentication;
+    - ``tls_hostname_verification`` (default False, as BookKeeper's client): also check the
+      bookie's host name against its certificate.
 
-    ``None`` (each keyword's default) means the core's default."""
+    The files are read when the options are built. ``None`` (each keyword's default) means
+    the core's default."""
 
     def __new__(
         cls,
@@ -868,6 +876,10 @@ class BookieClientOptions:
         connect_timeout_ms: int | None = None,
         pipeline_depth: int | None = None,
         max_frame_bytes: int | None = None,
+        tls_trust_certs_file: str | os.PathLike[str] | None = None,
+        tls_certificate_file: str | os.PathLike[str] | None = None,
+        tls_key_file: str | os.PathLike[str] | None = None,
+        tls_hostname_verification: bool = False,
     ) -> BookieClientOptions: ...
     @property
     def timeout_ms(self) -> int: ...
@@ -877,6 +889,14 @@ class BookieClientOptions:
     def pipeline_depth(self) -> int: ...
     @property
     def max_frame_bytes(self) -> int: ...
+    @property
+    def tls_trust_certs_file(self) -> str | None: ...
+    @property
+    def tls_certificate_file(self) -> str | None: ...
+    @property
+    def tls_key_file(self) -> str | None: ...
+    @property
+    def tls_hostname_verification(self) -> bool: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __reduce__(self) -> tuple[Any, tuple[()]]: ...
 

@@ -187,7 +187,9 @@ class Standalone:
     """One Apache Pulsar standalone (broker + bookie + metadata store), all on loopback.
 
     ``metadata`` is ``"rocksdb"`` (the standalone's default store) or ``"zookeeper"``
-    (``PULSAR_STANDALONE_USE_ZOOKEEPER=1``). ``s3_endpoint`` and ``bucket`` configure the
+    (``PULSAR_STANDALONE_USE_ZOOKEEPER=1``); ``metadata_url`` (``zk:127.0.0.1:PORT``) puts broker
+    and bookie on a metadata store run outside it instead (``jvm_options`` can carry its
+    client's settings, e.g. ZooKeeper's TLS). ``s3_endpoint`` and ``bucket`` configure the
     offloader (driver ``S3``, jclouds' generic S3 API; never ``aws-s3``, which asks a public AWS
     host for the bucket's region). ``config`` entries override the written ``broker.conf``.
     """
@@ -210,9 +212,15 @@ class Standalone:
         extra_classpath: tuple[Path, ...] = (),
         num_bookies: int = 1,
         admin_token: str | None = None,
+        metadata_url: str | None = None,
+        jvm_options: tuple[str, ...] = (),
     ) -> None:
         if metadata not in ("rocksdb", "zookeeper"):
             raise ValueError(f"metadata must be 'rocksdb' or 'zookeeper', not {metadata!r}")
+        if metadata_url is not None and metadata != "rocksdb":
+            raise ValueError("metadata_url is a store run outside the standalone: leave metadata as 'rocksdb'")
+        self.metadata_url = metadata_url
+        self.jvm_options = tuple(jvm_options)
         self.lib_dir = Path(lib_dir).resolve()
         if not any(self.lib_dir.glob("pulsar-broker-*.jar")):
             raise StandaloneError(
@@ -351,6 +359,7 @@ class Standalone:
             "-Dzookeeper.admin.enableServer=false",
             "-Djava.net.preferIPv4Stack=true",
             *_JVM_OPENS,
+            *self.jvm_options,
             "-cp",
             classpath,
             "org.apache.pulsar.PulsarStandaloneStarter",
@@ -367,6 +376,8 @@ class Standalone:
         ]
         if self.metadata == "zookeeper":
             cmd += ["--zookeeper-dir", str(self.zookeeper_dir), "--zookeeper-port", str(self.zookeeper_port)]
+        if self.metadata_url is not None:
+            cmd += ["--metadata-url", self.metadata_url]
         if self.num_bookies > 1:
             cmd += ["--num-bookies", str(self.num_bookies)]
         return cmd

@@ -42,7 +42,18 @@ from typing import Any
 
 from ._redact import MASK, redact
 
-__all__ = ["AdminTls", "Authentication", "Basic", "OAuth2", "TlsAuth", "Token", "ZooKeeperAccess", "from_pulsar"]
+__all__ = [
+    "AdminTls",
+    "Authentication",
+    "Basic",
+    "BookieTls",
+    "OAuth2",
+    "TlsAuth",
+    "Token",
+    "ZooKeeperAccess",
+    "bookie_client_options",
+    "from_pulsar",
+]
 
 #: The largest answer read from a token or discovery endpoint.
 MAX_AUTH_REPLY = 1 << 20
@@ -486,6 +497,53 @@ class ZooKeeperAccess:
     def __repr__(self) -> str:
         shown = [f"{f}={getattr(self, f)!r}" for f in ("ca_file", "cert_file", "key_file", "digest_user", "sasl_user")]
         return f"ZooKeeperAccess({', '.join(s for s in shown if not s.endswith('=None'))})"
+
+
+@dataclass(frozen=True)
+class BookieTls:
+    """TLS to the bookies, as a Pulsar broker's BookKeeper client is configured (Pulsar's names in
+    brackets). Every connection asks for TLS as BookKeeper's client does (a ``START_TLS`` request,
+    then a TLS 1.2 or 1.3 handshake on the same socket):
+
+    - ``trust_certs_file`` (``bookkeeperTLSTrustCertsFilePath``): the PEM CA bundle the bookies'
+      certificates are checked against;
+    - ``certificate_file``, ``key_file`` (``bookkeeperTLSCertificateFilePath``,
+      ``bookkeeperTLSKeyFilePath``): a PEM client certificate and its unencrypted key (PKCS#8, PKCS#1
+      or SEC1), for bookies with ``tlsClientAuthentication=true`` or that authorize by the
+      certificate's role (``BookieAuthZFactory``);
+    - ``hostname_verification`` (default False, as BookKeeper's ``tlsHostnameVerificationEnabled``):
+      the certificate must also name the bookie's host (bookies register by address).
+
+    The files are read when a reader is built; a key file is never shown."""
+
+    trust_certs_file: str
+    certificate_file: str | None = None
+    key_file: str | None = None
+    hostname_verification: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("trust_certs_file", "certificate_file", "key_file"):
+            f = getattr(self, name)
+            if f is not None and not Path(f).is_file():
+                raise ValueError(f"BookieTls: {name} {f!r} is not a readable file")
+        if (self.certificate_file is None) != (self.key_file is None):
+            raise ValueError("BookieTls: give certificate_file and key_file together")
+
+
+def bookie_client_options(timeout: float, tls: BookieTls | None = None) -> Any:
+    """The bookie client's options: ``timeout`` seconds per request, and ``tls``."""
+    from . import _native
+
+    timeout_ms = max(1, int(timeout * 1000))
+    if tls is None:
+        return _native.BookieClientOptions(timeout_ms=timeout_ms)
+    return _native.BookieClientOptions(
+        timeout_ms=timeout_ms,
+        tls_trust_certs_file=tls.trust_certs_file,
+        tls_certificate_file=tls.certificate_file,
+        tls_key_file=tls.key_file,
+        tls_hostname_verification=tls.hostname_verification,
+    )
 
 
 _PLUGINS = {

@@ -40,7 +40,7 @@ from ._cluster.admin import AdminRest, is_admin_url
 from ._cluster.schemas import from_schema_info, registry_versions, rest_versions
 from ._cluster.stores import open_store
 from ._decode import decode as _decode
-from .auth import AdminTls, Authentication, ZooKeeperAccess
+from .auth import AdminTls, Authentication, BookieTls, ZooKeeperAccess
 
 __all__ = ["SchemaVersion", "TopicSchema", "decode", "topic_schemas", "typed", "typed_schema"]
 
@@ -110,13 +110,14 @@ def topic_schemas(
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
     metadata_access: ZooKeeperAccess | None = None,
+    bookie_tls: BookieTls | None = None,
     timeout: float = 30.0,
 ) -> TopicSchema:
     """Every version of ``topic``'s schema, latest last.
 
     From the schema registry with ``metadata_url`` (``zk:...`` or
     ``rocksdb:...``: the locator node, then the schema ledgers read from the
-    bookies, read only), or from the broker's admin REST API with
+    bookies, read only, over TLS with ``bookie_tls``), or from the broker's admin REST API with
     ``admin_url`` (or an ``http(s)://`` ``metadata_url``). Deleted versions are
     left out. A topic without a schema raises :class:`LookupError`.
     """
@@ -134,7 +135,7 @@ def topic_schemas(
         assert metadata_url is not None
         store = open_store(metadata_url, timeout=timeout, access=metadata_access)
         try:
-            versions = registry_versions(base, store, timeout=timeout)
+            versions = registry_versions(base, store, timeout=timeout, bookie_tls=bookie_tls)
         finally:
             store.close()
     return _topic_schema(base, versions)

@@ -17,7 +17,7 @@ import pulsar_entries._native as _native
 from .._arrow import as_table, repeat_int32
 from .._crypto import CryptoKeysLike
 from .._decode import decode
-from ..auth import AdminTls, Authentication, ZooKeeperAccess
+from ..auth import AdminTls, Authentication, BookieTls, ZooKeeperAccess, bookie_client_options
 from .admin import AdminRest, _unresolved_bookies, is_admin_url, resolve_topic_admin
 from .files import BookieFiles
 from .layout import Ledger, Partition, TopicLayout, resolve_topic
@@ -332,6 +332,7 @@ def read_topic(
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
     metadata_access: ZooKeeperAccess | None = None,
+    bookie_tls: BookieTls | None = None,
     bookie_addresses: Mapping[str, str] | None = None,
     ledger_password: bytes = b"",
     partitions: Sequence[int] | None = None,
@@ -380,7 +381,8 @@ def read_topic(
     ``admin_token`` is sent as ``Authorization: Bearer``; ``admin_auth`` is any
     :mod:`pulsar_entries.auth` method, OAuth2 included, and ``admin_tls`` sets up
     https). ``metadata_access`` sets up TLS and authentication to ZooKeeper
-    (:class:`pulsar_entries.auth.ZooKeeperAccess`). The entries never go
+    (:class:`pulsar_entries.auth.ZooKeeperAccess`), and ``bookie_tls`` TLS to
+    the bookies (:class:`pulsar_entries.auth.BookieTls`). The entries never go
     through the broker. The REST API gives bookie ids, not addresses: ids that
     are not ``host:port`` need ``bookie_addresses`` (id -> ``host:port``); it
     omits ledger passwords, which ``ledger_password`` stands in for (Pulsar's
@@ -402,6 +404,7 @@ def read_topic(
         admin_auth=admin_auth,
         admin_tls=admin_tls,
         metadata_access=metadata_access,
+        bookie_tls=bookie_tls,
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         partitions=partitions,
@@ -430,6 +433,7 @@ def read_topic(
             admin_auth=admin_auth,
             admin_tls=admin_tls,
             metadata_access=metadata_access,
+            bookie_tls=bookie_tls,
             timeout=timeout,
         )
     messages = entries_to_messages(entries, crypto_keys=crypto_keys)
@@ -445,6 +449,7 @@ def iter_topic(
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
     metadata_access: ZooKeeperAccess | None = None,
+    bookie_tls: BookieTls | None = None,
     bookie_addresses: Mapping[str, str] | None = None,
     ledger_password: bytes = b"",
     partitions: Sequence[int] | None = None,
@@ -501,6 +506,7 @@ def iter_topic(
         offload_filesystem=offload_filesystem,
         offload_prefix=offload_prefix,
         bookie_dirs=bookie_dirs,
+        bookie_tls=bookie_tls,
         timeout=timeout,
         deadline=left,
         memory_budget=memory_budget,
@@ -592,6 +598,7 @@ def read_layout(
     offload_filesystem: Any = None,
     offload_prefix: str = "",
     bookie_dirs: Sequence[str] | None = None,
+    bookie_tls: BookieTls | None = None,
     timeout: float = 30.0,
     deadline: float | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
@@ -605,6 +612,7 @@ def read_layout(
         offload_filesystem=offload_filesystem,
         offload_prefix=offload_prefix,
         bookie_dirs=bookie_dirs,
+        bookie_tls=bookie_tls,
         timeout=timeout,
         deadline=deadline,
         memory_budget=memory_budget,
@@ -623,6 +631,7 @@ def _layout_tables(
     offload_filesystem: Any,
     offload_prefix: str,
     bookie_dirs: Sequence[str] | None,
+    bookie_tls: BookieTls | None,
     timeout: float,
     deadline: float | None,
     memory_budget: int,
@@ -635,9 +644,7 @@ def _layout_tables(
         if reader.errors.num_rows:
             yield with_partition(reader.errors, -1)
     else:
-        reader = _native.BookieReader(
-            layout.bookies, options=_native.BookieClientOptions(timeout_ms=max(1, int(timeout * 1000)))
-        )
+        reader = _native.BookieReader(layout.bookies, options=bookie_client_options(timeout, bookie_tls))
         if deadline is not None:
             reader.set_deadline(deadline)
     for table in iter_layout(

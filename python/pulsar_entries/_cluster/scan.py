@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pulsar_entries._native as _native
 
 from .._carry import decode_carrying
+from ..auth import BookieTls, bookie_client_options
 from .files import BookieFiles
 from .layout import Ledger, Partition, TopicLayout
 from .read import (
@@ -333,12 +334,16 @@ def _take(segs: list[Segment], budget: int) -> list[Segment]:
 
 
 def open_reader(
-    rng_ledgers: Sequence[Ledger], bookies: Mapping[str, str], bookie_dirs: Sequence[str] | None, timeout: float
+    rng_ledgers: Sequence[Ledger],
+    bookies: Mapping[str, str],
+    bookie_dirs: Sequence[str] | None,
+    timeout: float,
+    bookie_tls: BookieTls | None = None,
 ) -> Any:
-    """The ledger source of a task: the bookies, or the bookies' files."""
+    """The ledger source of a task: the bookies (over TLS with ``bookie_tls``), or the bookies' files."""
     if bookie_dirs is not None:
         return BookieFiles(bookie_dirs, rng_ledgers)
-    return _native.BookieReader(dict(bookies), options=_native.BookieClientOptions(timeout_ms=int(timeout * 1000)))
+    return _native.BookieReader(dict(bookies), options=bookie_client_options(timeout, bookie_tls))
 
 
 def _segment_tables(seg: Segment, partition: int, reader: Any, fs: Any, prefix: str, step: int) -> Iterator[pa.Table]:
@@ -456,6 +461,7 @@ def scan_range(
     offload_filesystem: Any = None,
     offload_prefix: str = "",
     bookie_dirs: Sequence[str] | None = None,
+    bookie_tls: BookieTls | None = None,
     timeout: float = 30.0,
     slice_entries: int = SLICE_ENTRIES,
     reader: Any = None,
@@ -470,7 +476,7 @@ def scan_range(
     if reader is None:
         ledgers = [s.ledger for s in [*rng.segments, *rng.ahead]]
         try:
-            reader = open_reader(ledgers, rng.bookies, bookie_dirs, timeout)
+            reader = open_reader(ledgers, rng.bookies, bookie_dirs, timeout, bookie_tls)
         except (OSError, ValueError) as e:
             failed = decode_entries(error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e)), options)
             # The row has the columns of every other table the range yields.

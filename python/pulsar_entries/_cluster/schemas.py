@@ -24,15 +24,18 @@ from collections.abc import Mapping
 from typing import Any
 
 import pulsar_entries._native as _native
+from pulsar_entries.auth import BookieTls, bookie_client_options
 
 from .admin import AdminRest, _Answer
 from .layout import ledger_of
 from .stores import MetadataStore
 
 
-def registry_versions(topic: str, store: MetadataStore, *, timeout: float = 30.0) -> list[dict[str, Any]]:
+def registry_versions(
+    topic: str, store: MetadataStore, *, timeout: float = 30.0, bookie_tls: BookieTls | None = None
+) -> list[dict[str, Any]]:
     """The schema versions of ``topic`` from the registry: the locator node in
-    ``store``, the versions' entries from the bookies."""
+    ``store``, the versions' entries from the bookies (over TLS with ``bookie_tls``)."""
     paths = _native.topic_paths(topic)
     node = store.get(paths["schema"])
     if node is None:
@@ -43,7 +46,7 @@ def registry_versions(topic: str, store: MetadataStore, *, timeout: float = 30.0
     missing = [lid for lid, led in ledgers.items() if led.metadata is None]
     if missing:
         raise LookupError(f"topic {paths['base']}: schema ledgers {missing} have no metadata in the store")
-    reader = _native.BookieReader(bookies, options=_native.BookieClientOptions(timeout_ms=int(timeout * 1000)))
+    reader = _native.BookieReader(bookies, options=bookie_client_options(timeout, bookie_tls))
     out = []
     for version, lid, eid in locations:
         led = ledgers[lid]

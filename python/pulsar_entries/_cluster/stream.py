@@ -38,6 +38,7 @@ from typing import Any
 import pyarrow as pa
 
 import pulsar_entries._native as _native
+from pulsar_entries.auth import BookieTls
 
 from .layout import Ledger, Partition, TopicLayout
 from .read import error_rows
@@ -426,6 +427,7 @@ def stream_range(
     reassembly: _native.ReassemblyOptions | None = None,
     offload_filesystem: Any = None,
     offload_prefix: str = "",
+    bookie_tls: BookieTls | None = None,
     timeout: float = 30.0,
     slice_entries: int = SLICE_ENTRIES,
     reader: Any = None,
@@ -446,7 +448,7 @@ def stream_range(
     if reader is None:
         ledgers = [s.ledger for s in [*rng.segments, *sr.behind]]
         try:
-            reader = open_reader(ledgers, rng.bookies, None, timeout)
+            reader = open_reader(ledgers, rng.bookies, None, timeout, bookie_tls)
         except (OSError, ValueError) as e:
             failed = error_rows(rng.segments[0].ledger.ledger_id, rng.partition, str(e))
             yield _native.reassemble_chunks(decode_entries(failed, options), options=limits)

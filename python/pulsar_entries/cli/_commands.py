@@ -105,6 +105,7 @@ def typed_schema(args: argparse.Namespace, src: Any) -> Any:
             admin_auth=src.options.get("admin_auth"),
             admin_tls=src.options.get("admin_tls"),
             metadata_access=src.options.get("metadata_access"),
+            bookie_tls=src.read.get("bookie_tls"),
             timeout=src.options["timeout"],
         )
     except LookupError as e:

@@ -20,7 +20,7 @@ from .. import _cluster
 from .._compaction import MessagePosition, last_message_position
 from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
-from ..auth import AdminTls, ZooKeeperAccess, from_pulsar, has_inline_secret
+from ..auth import AdminTls, BookieTls, ZooKeeperAccess, bookie_client_options, from_pulsar, has_inline_secret
 from ._errors import CliError
 
 #: What makes ``IN`` a topic rather than a path.
@@ -137,6 +137,26 @@ def add_cluster_options(p: argparse.ArgumentParser, *, read_compacted: bool = Tr
     )
     g.add_argument("--zk-sasl-user", metavar="USER", help="ZooKeeper SASL DIGEST-MD5 as USER (password as above)")
     g.add_argument("--zk-password-file", metavar="FILE", help="the ZooKeeper password, in a file")
+    g.add_argument(
+        "--bookkeeper-tls-trust-certs-file",
+        metavar="PEM",
+        help="TLS to the bookies: the CA bundle their certificates are checked against (bookkeeperTLSTrustCertsFilePath)",
+    )
+    g.add_argument(
+        "--bookkeeper-tls-certificate-file",
+        metavar="PEM",
+        help="TLS to the bookies: this client certificate, for bookies that require one (bookkeeperTLSCertificateFilePath)",
+    )
+    g.add_argument(
+        "--bookkeeper-tls-key-file",
+        metavar="PEM",
+        help="TLS to the bookies: the client certificate's key (unencrypted)",
+    )
+    g.add_argument(
+        "--bookkeeper-tls-hostname-verification",
+        action="store_true",
+        help="TLS to the bookies: their certificates must name their hosts (BookKeeper's client does not check)",
+    )
     g.add_argument("--timeout", type=seconds, default=30.0, help="seconds per metadata or bookie request (default 30)")
 
 
@@ -272,6 +292,22 @@ def zookeeper_access(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(f"--zk-*: {e}") from None
 
 
+def bookie_tls(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--bookkeeper-tls-*`` options as ``bookie_tls`` (empty without them)."""
+    ca = args.bookkeeper_tls_trust_certs_file
+    rest = (args.bookkeeper_tls_certificate_file, args.bookkeeper_tls_key_file)
+    if ca is None:
+        if any(rest) or args.bookkeeper_tls_hostname_verification:
+            raise CliError("the --bookkeeper-tls-* options need --bookkeeper-tls-trust-certs-file (the CA bundle)")
+        return {}
+    try:
+        tls = BookieTls(ca, *rest, hostname_verification=args.bookkeeper_tls_hostname_verification)
+        bookie_client_options(args.timeout, tls)  # the files are read now: a bad one is reported first
+    except ValueError as e:  # an OptionsError is one
+        raise CliError(f"--bookkeeper-tls-*: {e}") from None
+    return {"bookie_tls": tls}
+
+
 def admin_access(args: argparse.Namespace) -> dict[str, Any]:
     """``--auth-plugin`` / ``--auth-params`` and the TLS options as ``admin_auth`` / ``admin_tls``
     (empty without them); an error shows no parameter's value."""
@@ -389,7 +425,12 @@ def source(args: argparse.Namespace) -> Any:
         except ValueError:
             raise CliError(f"--partitions must be numbers separated by commas, not {args.partitions!r}") from None
     addresses = bookie_addresses(args)
-    read: dict[str, Any] = {"bookie_dirs": args.bookie_dir, "timeout": args.timeout, **offload_location(args)}
+    read: dict[str, Any] = {
+        "bookie_dirs": args.bookie_dir,
+        "timeout": args.timeout,
+        **bookie_tls(args),
+        **offload_location(args),
+    }
     options: dict[str, Any] = {
         "metadata_url": args.metadata_url,
         "admin_token": args.admin_token,

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._crypto import CryptoKeysLike
-from ..auth import AdminTls, Authentication, ZooKeeperAccess
+from ..auth import AdminTls, Authentication, BookieTls, ZooKeeperAccess
 from ._run import DEAD_LETTER_SCHEMA, MESSAGE_COLUMNS, Exporter, ExportStats
 from ._tables import ConcurrentExportError, ExportError, TableTarget
 
@@ -59,6 +59,7 @@ def export_topic(
     admin_auth: Authentication | None = None,
     admin_tls: AdminTls | None = None,
     metadata_access: ZooKeeperAccess | None = None,
+    bookie_tls: BookieTls | None = None,
     mode: str = "append",
     follow: bool = False,
     poll_interval: float = 1.0,
@@ -113,6 +114,7 @@ def export_topic(
         admin_auth=admin_auth,
         admin_tls=admin_tls,
         metadata_access=metadata_access,
+        bookie_tls=bookie_tls,
         bookie_addresses=bookie_addresses,
         ledger_password=ledger_password,
         offload_filesystem=offload_filesystem,

@@ -51,7 +51,7 @@ from .._cluster.stream import (
 )
 from .._crypto import CryptoKeysLike
 from .._crypto import crypto_keys as to_crypto_keys
-from ..auth import AdminTls, Authentication, ZooKeeperAccess
+from ..auth import AdminTls, Authentication, BookieTls, ZooKeeperAccess, bookie_client_options
 from ._tables import TOMBSTONE, ExportError, Progress, TableTarget, conform, open_table
 
 #: Pulsar's marker types for a transaction's end (``MarkerType`` in PulsarMarkers.proto).
@@ -234,6 +234,7 @@ class Exporter:
         admin_auth: Authentication | None = None,
         admin_tls: AdminTls | None = None,
         metadata_access: ZooKeeperAccess | None = None,
+        bookie_tls: BookieTls | None = None,
         bookie_addresses: Mapping[str, str] | None = None,
         ledger_password: bytes = b"",
         offload_filesystem: Any = None,
@@ -282,6 +283,7 @@ class Exporter:
             metadata_access=metadata_access,
         )
         self.bookie_addresses = bookie_addresses
+        self.bookie_tls = bookie_tls
         self.ledger_password = ledger_password
         self.fs, self.prefix = offload_filesystem, offload_prefix
         self.timeout = float(timeout)
@@ -308,7 +310,7 @@ class Exporter:
     def _reader(self, bookies: Mapping[str, str]) -> Any:
         key = repr(sorted(bookies.items()))
         if key not in self._readers:
-            options = _native.BookieClientOptions(timeout_ms=int(self.timeout * 1000))
+            options = bookie_client_options(self.timeout, self.bookie_tls)
             self._readers[key] = _native.BookieReader(dict(bookies), options=options)
         return self._readers[key]
 
@@ -335,7 +337,7 @@ class Exporter:
         from ..schemas import topic_schemas
 
         try:
-            return topic_schemas(self.topic, timeout=self.timeout, **self.where)
+            return topic_schemas(self.topic, timeout=self.timeout, bookie_tls=self.bookie_tls, **self.where)
         except LookupError:
             return None
 

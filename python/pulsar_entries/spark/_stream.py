@@ -37,6 +37,7 @@ from .._cluster.stream import (
     positions_of,
     stream_range,
 )
+from ..auth import bookie_client_options
 from ..schemas import typed
 from ._arrow import conform
 from ._topic_options import TopicOptions, _bool, _int, resolve_layouts
@@ -129,7 +130,7 @@ class PulsarTopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNo
     def _reader(self, bookies: Mapping[str, str]) -> Any:
         key = repr(sorted(bookies.items()))
         if key not in self._readers:
-            options = _native.BookieClientOptions(timeout_ms=int(self.opts.timeout * 1000))
+            options = bookie_client_options(self.opts.timeout, self.opts.bookie_tls)
             self._readers[key] = _native.BookieReader(dict(bookies), options=options)
         return self._readers[key]
 
@@ -288,6 +289,7 @@ class PulsarTopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNo
             reassembly=opts.chunks,
             offload_filesystem=fs,
             offload_prefix=prefix,
+            bookie_tls=opts.bookie_tls,
             timeout=opts.timeout,
         ):
             yield from spark_batches(opts, sr.topic, table)

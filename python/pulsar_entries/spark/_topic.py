@@ -42,6 +42,7 @@ from .._cluster.scan import (
     scan_range,
 )
 from .._cluster.seek import seek_by_time
+from ..auth import bookie_client_options
 from ._arrow import spark_schema
 from ._stream import PulsarTopicStreamReader, StreamOptions, spark_batches
 from ._topic_options import STREAM_OPTIONS, TIME_COLUMNS, TopicOptions, resolve_layouts, resolve_schema
@@ -127,9 +128,7 @@ def plan(
         reader = (
             None
             if opts.bookie_dirs is not None
-            else _native.BookieReader(
-                layout.bookies, options=_native.BookieClientOptions(timeout_ms=int(opts.timeout * 1000))
-            )
+            else _native.BookieReader(layout.bookies, options=bookie_client_options(opts.timeout, opts.bookie_tls))
         )
         bounds: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
         empty: set[int] = set()
@@ -297,6 +296,7 @@ class PulsarTopicPlainReader(DataSourceReader):
             offload_filesystem=fs,
             offload_prefix=prefix,
             bookie_dirs=opts.bookie_dirs,
+            bookie_tls=opts.bookie_tls,
             timeout=opts.timeout,
             reassembly=opts.chunks,
         ):

@@ -20,7 +20,7 @@ from .._cluster.admin import AdminRest, check_timeout, is_admin_url
 from .._cluster.scan import output_schema
 from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
-from ..auth import AdminTls, ZooKeeperAccess, from_pulsar, has_inline_secret
+from ..auth import AdminTls, BookieTls, ZooKeeperAccess, bookie_client_options, from_pulsar, has_inline_secret
 from ..chunks import _DEFAULTS, reassembly_options
 from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
 
@@ -53,6 +53,10 @@ OPTIONS = (
     "zkSaslUser",
     "zkPasswordFile",
     "zkPasswordEnv",
+    "bookkeeperTLSTrustCertsFilePath",
+    "bookkeeperTLSCertificateFilePath",
+    "bookkeeperTLSKeyFilePath",
+    "bookkeeperTLSHostnameVerificationEnabled",
     "bookieAddresses",
     "ledgerPassword",
     "startingMessageId",
@@ -277,6 +281,7 @@ def resolve_schema(opts: TopicOptions, topics: list[str]) -> dict[str, TopicSche
                 admin_token=opts.admin_token,
                 **opts.admin_access(),
                 metadata_access=opts.metadata_access,
+                bookie_tls=opts.bookie_tls,
                 timeout=opts.timeout,
             )
         except LookupError:
@@ -343,6 +348,8 @@ class TopicOptions:
     admin_tls_hostname_verification: bool = True
     #: TLS and authentication to ZooKeeper (the ``zk*`` options; passwords by file or variable only).
     metadata_access: ZooKeeperAccess | None = None
+    #: TLS to the bookies (the ``bookkeeperTLS*`` options: file paths, read by each task).
+    bookie_tls: BookieTls | None = None
 
     def admin_access(self) -> dict[str, Any]:
         """``admin_auth`` / ``admin_tls`` for the admin REST API, built once per driver process (an
@@ -459,6 +466,23 @@ class TopicOptions:
             )
         except ValueError as e:
             raise ValueError(f"pulsar: the zk* options: {e}") from None
+        bk_files = [get(f"bookkeeperTLS{n}FilePath") for n in ("TrustCerts", "Certificate", "Key")]
+        bk_verify = _bool(
+            "bookkeeperTLSHostnameVerificationEnabled", get("bookkeeperTLSHostnameVerificationEnabled"), False
+        )
+        try:
+            bookie_tls = (
+                BookieTls(bk_files[0], bk_files[1], bk_files[2], hostname_verification=bk_verify)
+                if bk_files[0] is not None
+                else None
+            )
+            if bookie_tls is not None:
+                # Read now, on the driver: a bad file is one error before any task.
+                bookie_client_options(seconds, bookie_tls)
+        except ValueError as e:  # an OptionsError is one
+            raise ValueError(f"pulsar: the bookkeeperTLS* options: {e}") from None
+        if bookie_tls is None and (bk_files[1] or bk_files[2] or bk_verify):
+            raise ValueError("pulsar: the bookkeeperTLS* options need bookkeeperTLSTrustCertsFilePath (the CA bundle)")
         dirs = get("bookieDirs")
         password = get("ledgerPassword")
         return TopicOptions(
@@ -492,6 +516,7 @@ class TopicOptions:
             admin_tls_trust=tls_trust,
             admin_tls_hostname_verification=hostname_verification,
             metadata_access=zk_access,
+            bookie_tls=bookie_tls,
         )
 
     def offload(self) -> tuple[Any, str]:

@@ -143,6 +143,7 @@ fn serve(mut s: TcpStream, mode: Mode, st: State) {
                     lac_body: explicit.lock().unwrap().clone(),
                     last_entry_body: last,
                 }),
+                start_tls_response: None,
             };
             let body = resp.encode_to_vec();
             let mut f = (body.len() as u32).to_be_bytes().to_vec();

@@ -2,10 +2,12 @@
 //! a bookie's own files.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pulsar_entries_core::bookkeeper::files::{read_bookie_with, LedgerDirFiles};
+use pulsar_entries_core::bookkeeper::tls::{BookieTls, TlsFiles};
 use pulsar_entries_core::bookkeeper::{
     entries_batch, BookKeeperError, BookieClient, ClientOptions, LedgerMetadata,
 };
@@ -21,27 +23,57 @@ const D: ClientOptions = ClientOptions::DEFAULT;
 options_class! {
     /// How a [`BookieReader`] talks to bookies (the core's `ClientOptions`).
     BookieClientOptions(ClientOptions);
-    #[pyo3(signature = (*, timeout_ms=None, connect_timeout_ms=None, pipeline_depth=None, max_frame_bytes=None))]
+    #[pyo3(signature = (*, timeout_ms=None, connect_timeout_ms=None, pipeline_depth=None, max_frame_bytes=None, tls_trust_certs_file=None, tls_certificate_file=None, tls_key_file=None, tls_hostname_verification=false))]
     fn new(
         timeout_ms: Option<i64>,
         connect_timeout_ms: Option<i64>,
         pipeline_depth: Option<i64>,
         max_frame_bytes: Option<i64>,
+        tls_trust_certs_file: Option<PathBuf>,
+        tls_certificate_file: Option<PathBuf>,
+        tls_key_file: Option<PathBuf>,
+        tls_hostname_verification: bool,
     ) {
         let ms = |d: Duration| d.as_millis() as u64;
+        let tls = match tls_trust_certs_file {
+            Some(ca) => Some(BookieTls::from_files(
+                &ca,
+                tls_certificate_file.as_deref(),
+                tls_key_file.as_deref(),
+                tls_hostname_verification,
+            )?),
+            None if tls_certificate_file.is_some() || tls_key_file.is_some() || tls_hostname_verification => {
+                return Err(BookKeeperError::Options(
+                    "bookie TLS: tls_trust_certs_file (the CA bundle) is needed for TLS".into(),
+                )
+                .into())
+            }
+            None => None,
+        };
         ClientOptions::try_new(
             count("timeout_ms", timeout_ms)?.unwrap_or(ms(D.request_timeout)),
             count("connect_timeout_ms", connect_timeout_ms)?.unwrap_or(ms(D.connect_timeout)),
             count("pipeline_depth", pipeline_depth)?.unwrap_or(D.pipeline_depth),
             count("max_frame_bytes", max_frame_bytes)?.unwrap_or(D.max_frame_bytes),
         )?
+        .with_tls(tls)
     }
     |o| {
         timeout_ms: u64 = o.request_timeout.as_millis() as u64,
         connect_timeout_ms: u64 = o.connect_timeout.as_millis() as u64,
         pipeline_depth: usize = o.pipeline_depth,
         max_frame_bytes: usize = o.max_frame_bytes,
+        tls_trust_certs_file: Option<String> = tls_file(o, |f| Some(&f.ca)),
+        tls_certificate_file: Option<String> = tls_file(o, |f| f.certificate.as_ref()),
+        tls_key_file: Option<String> = tls_file(o, |f| f.key.as_ref()),
+        tls_hostname_verification: bool = o.tls.as_ref().is_some_and(|t| t.verifies_hostname()),
     }
+}
+
+/// One of the files the options' TLS was read from.
+fn tls_file(o: &ClientOptions, pick: impl Fn(&TlsFiles) -> Option<&PathBuf>) -> Option<String> {
+    let files = o.tls.as_ref()?.files()?;
+    pick(files).map(|p| p.to_string_lossy().into_owned())
 }
 
 /// The read-only BookKeeper client. Every call releases the GIL; while it

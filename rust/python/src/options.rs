@@ -77,6 +77,8 @@ macro_rules! options_class {
         impl $class {
             #[new]
             #[$sig]
+            // Keyword-only options, each with its default: Python's way, not a long positional list.
+            #[allow(clippy::too_many_arguments)]
             fn new($($p: $pt),*) -> Result<Self> {
                 Ok(Self($body))
             }

@@ -162,9 +162,12 @@ class RealPulsar:
         )
 
 
-def _java(args: list[str], log: Path, *, hosts: Path, timeout: float = 600) -> None:
-    """``run.sh corpus ...``; the JVM resolves names through the standalone's loopback-only hosts file."""
+def _java(args: list[str], log: Path, *, hosts: Path, timeout: float = 600, token: str | None = None) -> None:
+    """``run.sh corpus ...``; the JVM resolves names through the standalone's loopback-only hosts file.
+    ``token``: the broker requires token authentication (passed in the environment, never argv)."""
     env = dict(os.environ, CORPUS_JAVA_OPTS=f"-Djdk.net.hosts.file={hosts}")
+    if token is not None:
+        env["CORPUS_AUTH_TOKEN"] = token
     with open(log, "ab") as err:
         proc = subprocess.run([str(RUN_SH), *args], stdout=err, stderr=err, timeout=timeout, env=env)
     if proc.returncode != 0:

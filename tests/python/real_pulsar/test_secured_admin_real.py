@@ -1,7 +1,14 @@
-"""The admin REST API route against a secured Apache Pulsar 4.2.4 standalone: the broker requires token
-authentication and serves https with a certificate of a CA the test makes. A local OAuth2 issuer (127.0.0.1)
-hands out client-credentials tokens the broker accepts, each valid for a few seconds, so the read refreshes one.
-The layout comes through the admin API; the entries still come from the bookie, never through the broker.
+"""A secured Apache Pulsar 4.2.4 standalone, its certificates made by the test:
+
+- its bookie serves only TLS clients whose certificate carries the role ``pulsar`` (``tlsClientAuthentication``
+  and ``BookieAuthZFactory``), and its broker talks TLS to it (``bookkeeperTLSClientAuthentication``);
+- broker and bookie keep their metadata in an Apache ZooKeeper serving only TLS, with client certificates;
+- the broker requires token authentication, on https too; a local OAuth2 issuer (127.0.0.1) hands out
+  client-credentials tokens it accepts, each valid for a few seconds, so a read refreshes one.
+
+By every metadata route (ZooKeeper, the admin REST API), in process, through the CLI and on Spark, the
+entries come from the bookie over TLS and equal what a Java Reader received. No test's output, log, error,
+``repr`` or Spark plan holds a token, client secret or key.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import hashlib
 import hmac
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -26,9 +34,10 @@ import pytest
 import pulsar_entries as pe
 from pulsar_entries._servers import free_port
 from pulsar_entries._standalone import Standalone
-from pulsar_entries.auth import AdminTls, OAuth2, Token
+from pulsar_entries.auth import AdminTls, BookieTls, OAuth2, Token, ZooKeeperAccess
 
-from .conftest import NS, build_classpath
+from .conftest import NS, _java, build_classpath
+from .real_pulsar_compare import assert_same_messages, delivered
 from support.cli import run_cli
 
 pytestmark = pytest.mark.real_pulsar
@@ -74,7 +83,7 @@ def certificates(d: Path) -> dict[str, Path]:
     )
     openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(d / "broker.key"))
     openssl("req", "-new", "-key", str(d / "broker.key"), "-subj", "/CN=127.0.0.1", "-out", str(d / "broker.csr"))
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     openssl(
         "x509", "-req", "-in", str(d / "broker.csr"), "-CA", str(d / "ca.pem"), "-CAkey", str(d / "ca.key"),
         "-CAcreateserial", "-days", "2", "-extfile", str(d / "san.ext"), "-out", str(d / "broker.pem"),
@@ -136,19 +145,134 @@ class Issuer:
         self.thread.join(timeout=10)
 
 
+def client_certificate(d: Path, name: str = "client", subject: str = "/CN=pulsar-entries") -> tuple[Path, Path]:
+    """A client certificate ``<name>.pem`` and its key, signed by the CA :func:`certificates` made in ``d``.
+    A bookie that authorizes by role (``BookieAuthZFactory``) reads it from the subject: ``OU=0:<role>``."""
+    openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(d / f"{name}.key"))
+    openssl("req", "-new", "-key", str(d / f"{name}.key"), "-subj", subject, "-out", str(d / f"{name}.csr"))
+    # With extensions, an X.509 v3 certificate (rustls, like most TLS stacks now, refuses v1).
+    (d / f"{name}.ext").write_text("basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n")
+    openssl(
+        "x509", "-req", "-in", str(d / f"{name}.csr"), "-CA", str(d / "ca.pem"), "-CAkey", str(d / "ca.key"),
+        "-CAcreateserial", "-days", "2", "-extfile", str(d / f"{name}.ext"), "-out", str(d / f"{name}.pem"),
+    )  # fmt: skip
+    return d / f"{name}.pem", d / f"{name}.key"
+
+
+class TlsZooKeeper:
+    """Apache ZooKeeper (``ZooKeeperServerMain`` from the standalone's jars) serving only a TLS port on
+    127.0.0.1 that requires client certificates of the test's CA; with ``jaas``, SASL DIGEST-MD5 users
+    too. Stopped by its PID."""
+
+    def __init__(self, work: Path, lib: Path, certs: dict[str, Path], *, jaas: str | None = None) -> None:
+        self.work, self.lib, self.certs, self.jaas = work / "zookeeper", lib, certs, jaas
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> TlsZooKeeper:
+        w = self.work
+        (w / "data").mkdir(parents=True)
+        # ZooKeeper's PEM key store: the key and its certificate in one file.
+        (w / "server-store.pem").write_text(self.certs["key"].read_text() + self.certs["cert"].read_text())
+        lines = [
+            "tickTime=2000",
+            f"dataDir={w / 'data'}",
+            f"secureClientPort={self.port}",
+            "secureClientPortAddress=127.0.0.1",
+            "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+            f"ssl.keyStore.location={w / 'server-store.pem'}",
+            "ssl.keyStore.type=PEM",
+            f"ssl.trustStore.location={self.certs['ca']}",
+            "ssl.trustStore.type=PEM",
+            "ssl.clientAuth=need",
+            "admin.enableServer=false",
+        ]
+        jvm = []
+        if self.jaas is not None:
+            lines.append("authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider")
+            (w / "jaas.conf").write_text(self.jaas)
+            jvm.append(f"-Djava.security.auth.login.config={w / 'jaas.conf'}")
+        (w / "zoo.cfg").write_text("\n".join(lines) + "\n")
+        (w / "hosts").write_text("127.0.0.1 localhost\n")
+        with open(w / "zk.log", "wb") as log:
+            self.proc = subprocess.Popen(
+                [
+                    "java", "-Xmx256m", f"-Djdk.net.hosts.file={w / 'hosts'}", "-Dzookeeper.admin.enableServer=false",
+                    *jvm, "-cp", f"{self.lib}/*", "org.apache.zookeeper.server.ZooKeeperServerMain", str(w / "zoo.cfg"),
+                ],
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )  # fmt: skip
+        return self
+
+    def log_tail(self) -> str:
+        return (self.work / "zk.log").read_text(errors="replace")[-3000:]
+
+    def client(self, **kazoo_args: Any) -> Any:
+        """A started ``KazooClient``, once the server gives a TLS client a session (within 60 s)."""
+        from kazoo.client import KazooClient
+
+        deadline = time.monotonic() + 60
+        while True:
+            assert self.proc is not None and self.proc.poll() is None, self.log_tail()
+            c = KazooClient(hosts=f"127.0.0.1:{self.port}", **kazoo_args)
+            try:
+                c.start(timeout=5)
+                return c
+            except Exception:
+                c.close()
+                assert time.monotonic() < deadline, self.log_tail()
+                time.sleep(0.5)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=30)
+
+
+def _pem_body(path: Path) -> str:
+    """A line from the middle of a PEM key: if a key leaked into a text, this would be in it."""
+    lines = [x for x in path.read_text().splitlines() if x and not x.startswith("-----")]
+    return lines[len(lines) // 2]
+
+
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
+    """The secured standalone: its bookie serves only TLS clients with a certificate of role ``pulsar``
+    (``tlsClientAuthentication`` and ``BookieAuthZFactory``), its broker talks TLS to it
+    (``bookkeeperTLSClientAuthentication``), broker and bookie keep their metadata in a ZooKeeper serving
+    only TLS with client certificates, and the broker requires tokens, on https too."""
     work = tmp_path_factory.mktemp("secured")
     key = os.urandom(32)
     admin = jwt(key, "admin")
     certs = certificates(work)
+    broker_cert, broker_key = client_certificate(work, "broker-client", "/CN=broker/OU=0:pulsar")
+    reader_cert, reader_key = client_certificate(work, "reader", "/CN=pulsar-entries/OU=0:pulsar")
+    stranger_cert, stranger_key = client_certificate(work, "stranger", "/CN=stranger/OU=0:other")
     lib, _, _ = build_classpath()
+    zk = TlsZooKeeper(work, lib, certs).start()
+    (work / "broker-zk-store.pem").write_text(broker_key.read_text() + broker_cert.read_text())
     tls_port = free_port()
     sa = Standalone(
         lib,
         work / "pulsar",
         metadata="rocksdb",
         admin_token=admin,
+        metadata_url=f"zk:127.0.0.1:{zk.port}",
+        # The broker's and the bookie's ZooKeeper client, over TLS (as Pulsar's docs set it up).
+        jvm_options=(
+            "-Dzookeeper.client.secure=true",
+            "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+            f"-Dzookeeper.ssl.keyStore.location={work / 'broker-zk-store.pem'}",
+            "-Dzookeeper.ssl.keyStore.type=PEM",
+            f"-Dzookeeper.ssl.trustStore.location={certs['ca']}",
+            "-Dzookeeper.ssl.trustStore.type=PEM",
+        ),
         config={
             "authenticationEnabled": "true",
             "authenticationProviders": "org.apache.pulsar.broker.authentication.AuthenticationProviderToken",
@@ -162,6 +286,23 @@ def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
             "tlsKeyFilePath": certs["key"],
             "tlsTrustCertsFilePath": certs["ca"],
             "transactionCoordinatorEnabled": "false",
+            # The bookie (it reads this file too): TLS only, client certificates of role "pulsar".
+            "tlsProviderFactoryClass": "org.apache.bookkeeper.tls.TLSContextFactory",
+            "tlsClientAuthentication": "true",
+            "tlsKeyStoreType": "PEM",
+            "tlsKeyStore": certs["key"],
+            "tlsCertificatePath": certs["cert"],
+            "tlsTrustStoreType": "PEM",
+            "tlsTrustStore": certs["ca"],
+            "bookieAuthProviderFactoryClass": "org.apache.bookkeeper.tls.BookieAuthZFactory",
+            "authorizedRoles": "pulsar",
+            # The broker's BookKeeper client: TLS with its certificate.
+            "bookkeeperTLSClientAuthentication": "true",
+            "bookkeeperTLSKeyFileType": "PEM",
+            "bookkeeperTLSTrustCertTypes": "PEM",
+            "bookkeeperTLSKeyFilePath": broker_key,
+            "bookkeeperTLSCertificateFilePath": broker_cert,
+            "bookkeeperTLSTrustCertsFilePath": certs["ca"],
         },
     )
     issuer = None
@@ -177,6 +318,11 @@ def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
                 producer.send_async(f"order-{i}".encode(), None, partition_key=f"k{i % 5}")
             producer.flush()
             producer.close()
+            # Two messages over maxMessageSize, sent in chunks.
+            producer = client.create_producer(TOPIC, batching_enabled=False, chunking_enabled=True)
+            for i in range(2):
+                producer.send(bytes([65 + i]) * 150_000, partition_key=f"big{i}")
+            producer.close()
             reader = client.create_reader(TOPIC, pulsar.MessageId.earliest)
             truth = []
             while reader.has_message_available():
@@ -185,11 +331,22 @@ def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
             reader.close()
         finally:
             client.close()
+        _java(
+            ["corpus", "truth", sa.service_url, sa.web_url, str(work / "truth.json"), TOPIC.removeprefix(NS)],
+            work / "java.log",
+            hosts=sa.hosts_path,
+            token=admin,
+        )
+        java = json.loads((work / "truth.json").read_text())[TOPIC.removeprefix(NS)]["messages"]
+        zk_url = f"zk:127.0.0.1:{zk.port}"
+        zk_access = ZooKeeperAccess(ca_file=str(certs["ca"]), cert_file=str(reader_cert), key_file=str(reader_key))
+        bookie_tls = BookieTls(str(certs["ca"]), str(reader_cert), str(reader_key))
         # A reader never reads past the last-add-confirmed. Pipelined adds carry an old one; the
         # bookie learns the last from the broker's explicit LAC (every 100 ms here): wait for it.
-        store = f"rocksdb:{sa.metadata_dir}"
         deadline = time.monotonic() + 30
-        while len(messages(pe.read_topic(TOPIC, metadata_url=store))) < len(truth):
+        while len(
+            messages(pe.read_topic(TOPIC, metadata_url=zk_url, metadata_access=zk_access, bookie_tls=bookie_tls))
+        ) < len(truth):
             assert time.monotonic() < deadline, "the bookie's last-add-confirmed never reached the last entry"
             time.sleep(0.2)
         creds = work / "credentials.json"
@@ -204,17 +361,44 @@ def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
             "creds": creds,
             "admin": admin,
             "truth": truth,
+            "java": java,
             "work": work,
+            "zk_url": zk_url,
+            "zk_access": zk_access,
+            "bookie_tls": bookie_tls,
+            "reader": (str(reader_cert), str(reader_key)),
+            "stranger": (str(stranger_cert), str(stranger_key)),
+            # What must never show in any text the tests capture.
+            "secrets": [
+                admin,
+                CLIENT_SECRET,
+                *(_pem_body(p) for p in (reader_key, stranger_key, broker_key, certs["key"])),
+            ],
         }
     finally:
         if issuer is not None:
             issuer.stop()
         sa.stop()
+        zk.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_secret_in_any_output(secured: dict[str, Any], capfd: Any, caplog: Any) -> Iterator[list[str]]:
+    """Every test here: what it printed (both file descriptors, subprocesses included), every log record,
+    and the texts it hands over (errors, reprs, CLI output, Spark plans) hold no secret of the fixture's."""
+    texts: list[str] = []
+    yield texts
+    out, err = capfd.readouterr()
+    for name, text in [("stdout", out), ("stderr", err), ("logs", caplog.text)] + [
+        (f"text {i}", t) for i, t in enumerate(texts)
+    ]:
+        for secret in secured["secrets"]:
+            assert secret not in text, f"a secret in {name}"
 
 
 def messages(entries: Any) -> list[tuple[str, bytes]]:
     assert entries.filter(pc.is_valid(entries["error"])).num_rows == 0
-    rows = pe.decode(entries.drop_columns(["error"])).to_pylist()
+    rows = pe.reassemble_chunks(pe.decode(entries.drop_columns(["error"]))).to_pylist()
     assert all(r["error"] is None for r in rows)
     return [(r["key"], r["value"]) for r in rows]
 
@@ -223,23 +407,29 @@ def test_oauth2_reads_the_layout_over_https_and_refreshes_its_token(secured: dic
     issuer = secured["issuer"]
     auth = OAuth2(issuer.url, secured["creds"], audience=AUDIENCE)
     tls = AdminTls(secured["ca"])
-    got = messages(pe.read_topic(TOPIC, admin_url=secured["https"], admin_auth=auth, admin_tls=tls))
-    assert got == secured["truth"] and len(got) == 60
+    bk = secured["bookie_tls"]
+    got = messages(pe.read_topic(TOPIC, admin_url=secured["https"], admin_auth=auth, admin_tls=tls, bookie_tls=bk))
+    assert got == secured["truth"] and len(got) == 62
     assert auth.fetches == 1
     # The token expires; the next read fetches a new one (and the broker accepts it).
     time.sleep(LIFETIME + 0.5)
-    got = messages(pe.read_topic(TOPIC, admin_url=secured["https"], admin_auth=auth, admin_tls=tls))
+    got = messages(pe.read_topic(TOPIC, admin_url=secured["https"], admin_auth=auth, admin_tls=tls, bookie_tls=bk))
     assert got == secured["truth"] and auth.fetches == 2
     assert [g["audience"] for g in issuer.grants[-2:]] == [AUDIENCE, AUDIENCE]
     # A token method and the same https settings, for comparison.
     token = Token(secured["admin"])
-    assert messages(pe.read_topic(TOPIC, admin_url=secured["https"], admin_auth=token, admin_tls=tls)) == got
+    assert (
+        messages(pe.read_topic(TOPIC, admin_url=secured["https"], admin_auth=token, admin_tls=tls, bookie_tls=bk))
+        == got
+    )
     assert secured["admin"] not in repr(token) and CLIENT_SECRET not in repr(auth)
 
 
-def test_refusals_are_one_line_and_show_no_secret(secured: dict[str, Any], tmp_path: Path) -> None:
+def test_refusals_are_one_line_and_show_no_secret(
+    secured: dict[str, Any], tmp_path: Path, no_secret_in_any_output: list[str]
+) -> None:
     tls = AdminTls(secured["ca"])
-    texts = []
+    texts = no_secret_in_any_output
     with pytest.raises(PermissionError) as e:  # no credentials at all
         pe.read_topic(TOPIC, admin_url=secured["https"], admin_tls=tls)
     texts.append(str(e.value))
@@ -265,7 +455,9 @@ def test_refusals_are_one_line_and_show_no_secret(secured: dict[str, Any], tmp_p
             assert secret not in t, t
 
 
-def test_the_cli_takes_pulsar_auth_plugin_names(secured: dict[str, Any], tmp_path: Path) -> None:
+def test_the_cli_takes_pulsar_auth_plugin_names(
+    secured: dict[str, Any], tmp_path: Path, no_secret_in_any_output: list[str]
+) -> None:
     params = json.dumps(
         {
             "type": "client_credentials",
@@ -287,10 +479,11 @@ def test_the_cli_takes_pulsar_auth_plugin_names(secured: dict[str, Any], tmp_pat
         params,
         "--tls-trust-certs-file",
         secured["ca"],
+        *bookie_tls_options(secured),
     )
     import pyarrow.parquet as pq
 
-    table = pq.read_table(out)
+    table = pe.reassemble_chunks(pq.read_table(out).replace_schema_metadata(None))
     assert [(r["key"], r["value"]) for r in table.to_pylist()] == secured["truth"]
     # A secret on the command line is refused, before any request.
     inline = run_cli(
@@ -306,5 +499,118 @@ def test_the_cli_takes_pulsar_auth_plugin_names(secured: dict[str, Any], tmp_pat
         ok=False,
     )
     assert "holds a secret on the command line" in inline.stderr
-    for text in (run.stdout, run.stderr, inline.stdout, inline.stderr):
-        assert secured["admin"] not in text and CLIENT_SECRET not in text
+    no_secret_in_any_output += [run.stdout, run.stderr, inline.stdout, inline.stderr]
+
+
+def bookie_tls_options(secured: dict[str, Any], cert: tuple[str, str] | None = None) -> list[str]:
+    c, k = cert or secured["reader"]
+    return [
+        "--bookkeeper-tls-trust-certs-file",
+        secured["ca"],
+        "--bookkeeper-tls-certificate-file",
+        c,
+        "--bookkeeper-tls-key-file",
+        k,
+    ]
+
+
+def test_every_route_over_tls_equals_the_java_reader(
+    secured: dict[str, Any], tmp_path: Path, no_secret_in_any_output: list[str]
+) -> None:
+    java, bk, zk = secured["java"], secured["bookie_tls"], secured["zk_access"]
+    assert len(java) == 62
+    by_zk = pe.read_topic(TOPIC, metadata_url=secured["zk_url"], metadata_access=zk, bookie_tls=bk)
+    assert_same_messages(java, delivered(by_zk))
+    by_admin = pe.read_topic(
+        TOPIC,
+        admin_url=secured["https"],
+        admin_auth=Token(secured["admin"]),
+        admin_tls=AdminTls(secured["ca"]),
+        bookie_tls=bk,
+    )
+    assert_same_messages(java, delivered(by_admin))
+    # The bookie's certificate names 127.0.0.1, the address it registers: hostname verification passes.
+    checked = BookieTls(bk.trust_certs_file, bk.certificate_file, bk.key_file, hostname_verification=True)
+    by_zk = pe.read_topic(TOPIC, metadata_url=secured["zk_url"], metadata_access=zk, bookie_tls=checked)
+    assert_same_messages(java, delivered(by_zk))
+    # The CLI, by the ZooKeeper route.
+    out = tmp_path / "m.parquet"
+    run = run_cli(
+        "decode",
+        TOPIC,
+        str(out),
+        "--metadata-url",
+        secured["zk_url"],
+        "--zk-ca-file",
+        secured["ca"],
+        "--zk-cert-file",
+        secured["reader"][0],
+        "--zk-key-file",
+        secured["reader"][1],
+        *bookie_tls_options(secured),
+    )
+    import pyarrow.parquet as pq
+
+    rows = pe.reassemble_chunks(pq.read_table(out).replace_schema_metadata(None)).to_pylist()
+    assert_same_messages(java, [r for r in rows if r["txn_status"] != "aborted"])
+    no_secret_in_any_output += [run.stdout, run.stderr, repr(bk), repr(zk)]
+
+
+def test_the_tls_only_bookie_refuses_in_one_line_that_says_why(
+    secured: dict[str, Any], tmp_path: Path, no_secret_in_any_output: list[str]
+) -> None:
+    texts = no_secret_in_any_output
+    where = dict(metadata_url=secured["zk_url"], metadata_access=secured["zk_access"], timeout=10)
+    other = tmp_path / "other"
+    other.mkdir()
+    other_ca = certificates(other)["ca"]
+    cases = [
+        (None, "TLS is required"),
+        (BookieTls(secured["ca"]), "client certificate"),
+        (BookieTls(secured["ca"], *secured["stranger"]), "did not authorize this client certificate"),
+        (BookieTls(str(other_ca), *secured["reader"]), "certificate is not trusted"),
+    ]
+    for tls, says in cases:
+        try:
+            entries = pe.read_topic(TOPIC, bookie_tls=tls, **where)
+        except OSError as e:
+            errors = [str(e)]
+        else:
+            errors = entries.filter(pc.is_valid(entries["error"]))["error"].to_pylist()
+            assert entries.num_rows == errors.__len__() > 0, "every entry is an error row"
+        assert all(says in t for t in errors), (says, errors[:2])
+        assert all("\n" not in t for t in errors)
+        texts += errors
+    # The CLI says it once, on one line (the entries are error rows, as for any bookie that cannot serve them).
+    run = run_cli("decode", TOPIC, str(tmp_path / "x.parquet"), "--metadata-url", secured["zk_url"],
+                  "--zk-ca-file", secured["ca"], "--zk-cert-file", secured["reader"][0],
+                  "--zk-key-file", secured["reader"][1])  # fmt: skip
+    (line,) = [x for x in run.stderr.splitlines() if "could not be read" in x]
+    assert "TLS is required: the bookie refused a plaintext client" in line
+    texts += [run.stdout, run.stderr]
+
+
+@pytest.mark.spark
+def test_spark_reads_over_tls_with_pulsar_option_names(
+    secured: dict[str, Any], spark: Any, no_secret_in_any_output: list[str]
+) -> None:
+    from pulsar_entries.spark import register
+
+    register(spark)
+    c, k = secured["reader"]
+    df = (
+        spark.read.format("pulsar")
+        .option("metadataUrl", secured["zk_url"])
+        .option("zkCaFile", secured["ca"])
+        .option("zkCertFile", c)
+        .option("zkKeyFile", k)
+        .option("bookkeeperTLSTrustCertsFilePath", secured["ca"])
+        .option("bookkeeperTLSCertificateFilePath", c)
+        .option("bookkeeperTLSKeyFilePath", k)
+        .option("topic", TOPIC)
+        .load()
+    )
+    table = df.toArrow()
+    rows = table.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending"), ("batch_index", "ascending")])
+    assert_same_messages(secured["java"], rows.to_pylist())
+    no_secret_in_any_output.append(df._jdf.queryExecution().toString())

@@ -6,10 +6,6 @@ entries from the standalone's bookie, as before, and equal what Java Readers rec
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,29 +13,17 @@ from typing import Any
 import pytest
 
 import pulsar_entries as pe
-from pulsar_entries._servers import free_port
 from pulsar_entries.auth import ZooKeeperAccess
 
 from .conftest import NS, build_classpath
 from .real_pulsar_compare import assert_same_messages, delivered
-from .test_secured_admin_real import certificates, openssl
+from .test_secured_admin_real import TlsZooKeeper, certificates, client_certificate
 from support.cli import run_cli
 
 pytestmark = pytest.mark.real_pulsar
 
 USER, PASSWORD = "reader", "zk-s3cret-pw"
 TOPIC = "java-mixed"
-
-
-def client_certificate(d: Path) -> tuple[Path, Path]:
-    """A client certificate signed by the CA :func:`certificates` made in ``d``."""
-    openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(d / "client.key"))
-    openssl("req", "-new", "-key", str(d / "client.key"), "-subj", "/CN=pulsar-entries", "-out", str(d / "client.csr"))
-    openssl(
-        "x509", "-req", "-in", str(d / "client.csr"), "-CA", str(d / "ca.pem"), "-CAkey", str(d / "ca.key"),
-        "-CAcreateserial", "-days", "2", "-out", str(d / "client.pem"),
-    )  # fmt: skip
-    return d / "client.pem", d / "client.key"
 
 
 def _copy(src: Any, dst: Any, path: str, acl: list[Any]) -> int:
@@ -63,52 +47,13 @@ def secure_zk(real_pulsar_zk: Any, tmp_path_factory: Any) -> Iterator[dict[str, 
     work = tmp_path_factory.mktemp("secure-zk")
     certs = certificates(work)
     cert, key = client_certificate(work)
-    # ZooKeeper's PEM key store: the key and its certificate in one file.
-    (work / "server-store.pem").write_text(certs["key"].read_text() + certs["cert"].read_text())
-    port = free_port()
-    (work / "data").mkdir()
-    (work / "zoo.cfg").write_text(
-        "\n".join(
-            [
-                "tickTime=2000",
-                f"dataDir={work / 'data'}",
-                f"secureClientPort={port}",
-                "secureClientPortAddress=127.0.0.1",
-                "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
-                f"ssl.keyStore.location={work / 'server-store.pem'}",
-                "ssl.keyStore.type=PEM",
-                f"ssl.trustStore.location={certs['ca']}",
-                "ssl.trustStore.type=PEM",
-                "ssl.clientAuth=need",
-                "admin.enableServer=false",
-                "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-                "",
-            ]
-        )
-    )
-    (work / "hosts").write_text("127.0.0.1 localhost\n")
     # SASL DIGEST-MD5: the server's users (user_<name>="<password>").
-    (work / "jaas.conf").write_text(
+    jaas = (
         f'Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  user_{USER}="{PASSWORD}";\n}};\n'
     )
     lib, _, _ = build_classpath()
-    log = open(work / "zk.log", "wb")  # noqa: SIM115 - closed in the finally below
-    proc = subprocess.Popen(
-        [
-            "java",
-            "-Xmx256m",
-            f"-Djdk.net.hosts.file={work / 'hosts'}",
-            "-Dzookeeper.admin.enableServer=false",
-            f"-Djava.security.auth.login.config={work / 'jaas.conf'}",
-            "-cp",
-            f"{lib}/*",
-            "org.apache.zookeeper.server.ZooKeeperServerMain",
-            str(work / "zoo.cfg"),
-        ],
-        stdout=log,
-        stderr=log,
-        start_new_session=True,
-    )
+    zk = TlsZooKeeper(work, lib, certs, jaas=jaas).start()
+    port = zk.port
     pw = work / "zk-password"
     pw.write_text(PASSWORD + "\n")
     access = ZooKeeperAccess(
@@ -121,18 +66,7 @@ def secure_zk(real_pulsar_zk: Any, tmp_path_factory: Any) -> Iterator[dict[str, 
     src = KazooClient(hosts=f"127.0.0.1:{real_pulsar_zk.standalone.zookeeper_port}", read_only=True)
     dst = None
     try:
-        deadline = time.monotonic() + 60
-        while True:  # ready once a TLS client with the certificate gets a session
-            assert proc.poll() is None, (work / "zk.log").read_text()[-3000:]
-            dst = KazooClient(hosts=f"127.0.0.1:{port}", **access.kazoo_args())
-            try:
-                dst.start(timeout=5)
-                break
-            except Exception:
-                dst.close()
-                dst = None
-                assert time.monotonic() < deadline, (work / "zk.log").read_text()[-3000:]
-                time.sleep(0.5)
+        dst = zk.client(**access.kazoo_args())
         src.start(timeout=30)
         acl = [make_digest_acl(USER, PASSWORD, all=True)]
         copied = _copy(src, dst, "/", acl)
@@ -146,14 +80,7 @@ def secure_zk(real_pulsar_zk: Any, tmp_path_factory: Any) -> Iterator[dict[str, 
             if c is not None:
                 c.stop()
                 c.close()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=30)
-        log.close()
+        zk.stop()
 
 
 def test_the_layout_through_tls_and_digest_auth_equals_the_java_reader(secure_zk: dict[str, Any]) -> None:

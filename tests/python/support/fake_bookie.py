@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import struct
 import threading
 from collections.abc import Callable
@@ -33,7 +34,10 @@ class FakeBookie:
     """``payload(ledger, entry)`` gives an entry's bytes (``None``: no such entry). ``mode`` is
     ``serve``, ``silent`` (reads requests, never answers) or ``trickle`` (a byte every
     ``trickle_s``). ``lac`` is the explicit last-add-confirmed READ_LAC claims (``None``: -1).
-    Whatever happens, it stops by itself ``limit`` seconds after it started."""
+    ``tls``: START_TLS is answered EOK and the connection goes on inside TLS with this server
+    context (without it, START_TLS is answered EBADREQ, as by a bookie without TLS); with
+    ``tls_only``, a read on a plaintext connection is answered EUA, as by a bookie with
+    ``BookieAuthZFactory``. Whatever happens, it stops by itself ``limit`` seconds after it started."""
 
     def __init__(
         self,
@@ -43,8 +47,12 @@ class FakeBookie:
         lac: int | None = None,
         trickle_s: float = 0.5,
         limit: float = 300.0,
+        tls: ssl.SSLContext | None = None,
+        tls_only: bool = False,
     ) -> None:
         self.payload, self.mode, self.lac, self.trickle_s = payload, mode, lac, trickle_s
+        self.tls, self.tls_only = tls, tls_only
+        self.start_tls = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
         self.address = "127.0.0.1:%d" % self._listener.getsockname()[1]
@@ -111,6 +119,7 @@ class FakeBookie:
         return True
 
     def _serve(self, conn: socket.socket) -> None:
+        secure = False
         while not self._stop.is_set():
             head = self._recv(conn, 4)
             if head is None:
@@ -120,6 +129,31 @@ class FakeBookie:
                 return
             self.requests += 1
             if self.mode == "silent":
+                continue
+            if body[0] != 0x02 and pb_fields(pb_fields(body)[1][0])[2][0] == 9:  # v3 START_TLS
+                self.start_tls += 1
+                header = pb_fields(body)[1][0]
+                out = pb_bytes(1, header) + pb_int(2, 0 if self.tls else 404) + pb_bytes(106, b"")
+                if not self._send(conn, struct.pack(">I", len(out)) + out):
+                    return
+                if self.tls is not None:
+                    conn.settimeout(10)
+                    try:
+                        conn = self.tls.wrap_socket(conn, server_side=True)
+                    except (OSError, ssl.SSLError):
+                        return
+                    conn.settimeout(0.5)
+                    self._conns.append(conn)
+                    secure = True
+                continue
+            if self.tls_only and not secure:
+                if body[0] == 0x02:
+                    ledger, entry = struct.unpack(">qq", body[4:20])
+                    out = struct.pack(">Iiqq", 0x02020000, 102, ledger, entry)
+                else:
+                    out = pb_bytes(1, pb_fields(body)[1][0]) + pb_int(2, 502)
+                if not self._send(conn, struct.pack(">I", len(out)) + out):
+                    return
                 continue
             if body[0] == 0x02:  # v2 READENTRY
                 ledger, entry = struct.unpack(">qq", body[4:20])

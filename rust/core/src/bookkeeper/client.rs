@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use super::digest::Digester;
 use super::ledger::{LedgerMetadata, LedgerState};
 use super::protocol::{self, Rc, V2Response};
+use super::tls::BookieTls;
 pub use super::transport::{human, Connector, Transport, POLL};
 use super::transport::{io_why, is_drop, Stop, Timed};
 use super::BookKeeperError;
@@ -55,6 +56,8 @@ pub struct ClientOptions {
     /// The pause before reconnecting after a dropped connection, doubled at
     /// each of the (at most three) attempts.
     pub reconnect_backoff: Duration,
+    /// TLS to every bookie (START_TLS, then a handshake), or plaintext.
+    pub tls: Option<BookieTls>,
 }
 
 impl ClientOptions {
@@ -66,6 +69,7 @@ impl ClientOptions {
         pipeline_depth: 64,
         max_frame_bytes: 5 * 1024 * 1024 + 64 * 1024,
         reconnect_backoff: Duration::from_millis(100),
+        tls: None,
     };
 
     /// Options from milliseconds and counts, checked ([`Self::validate`]);
@@ -128,6 +132,12 @@ impl ClientOptions {
     }
 
     #[must_use]
+    pub fn with_tls(mut self, tls: Option<BookieTls>) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    #[must_use]
     pub fn with_reconnect_backoff(mut self, v: Duration) -> Self {
         self.reconnect_backoff = v;
         self
@@ -156,6 +166,8 @@ pub const MAX_WINDOW: i64 = 4096;
 /// How long a bookie that could not be reached, or did not answer in time,
 /// is skipped before it is tried again.
 pub const DOWN_FOR: Duration = Duration::from_secs(30);
+/// The request id of START_TLS, apart from those of READ_LAC.
+const START_TLS_TXN: u64 = 1 << 62;
 /// Reconnections to one bookie for one batch of requests after a dropped
 /// connection.
 const RECONNECTS: u32 = 3;
@@ -825,6 +837,11 @@ impl BookieClient {
             (Err(e), None) => return Err(io_why(&e)),
             (Ok(f), None) => f,
         };
+        if refused_after_tls(&frame) {
+            let why = self.unauthorized_why();
+            self.mark_down(bookie, Some(ledger_id), &why);
+            return Err(why);
+        }
         let r = protocol::decode_lac(&frame).map_err(|e| e.to_string())?;
         if r.txn_id != txn {
             return Err(format!(
@@ -835,6 +852,11 @@ impl BookieClient {
         match r.rc {
             Rc::Ok => {}
             Rc::NoLedger | Rc::NoEntry => return Ok(-1),
+            rc if rc.is_unauthorized() => {
+                let why = self.unauthorized_why();
+                self.mark_down(bookie, Some(ledger_id), &why);
+                return Err(why);
+            }
             rc => return Err(rc.describe()),
         }
         let mut lac = -1i64;
@@ -878,6 +900,21 @@ impl BookieClient {
         (frame, stop)
     }
 
+    /// Why a bookie answered EUA, with what to do about it.
+    fn unauthorized_why(&self) -> String {
+        match &self.opts.tls {
+            None => "TLS is required: the bookie refused a plaintext client as unauthenticated (EUA); \
+                     give the bookie TLS options (a CA bundle, and the client certificate and key it authorizes)"
+                .into(),
+            Some(t) if !t.has_client_certificate() => {
+                "the bookie refused a client without a certificate (EUA): give the client certificate and key it authorizes"
+                    .into()
+            }
+            Some(_) => "the bookie did not authorize this client certificate (EUA): its role is not one the bookie allows"
+                .into(),
+        }
+    }
+
     fn connect(&self, bookie: &str) -> Result<Box<dyn Transport>, String> {
         if let Some(connect) = &self.connector {
             let left = self
@@ -906,7 +943,17 @@ impl BookieClient {
                 Ok(s) => {
                     s.set_nodelay(true).ok();
                     s.set_write_timeout(Some(self.opts.request_timeout)).ok();
-                    return Ok(Box::new(s));
+                    let Some(tls) = &self.opts.tls else {
+                        return Ok(Box::new(s));
+                    };
+                    let left = self
+                        .request_deadline()
+                        .saturating_duration_since(Instant::now());
+                    let by = Instant::now() + self.opts.connect_timeout.min(left);
+                    return match tls.start(s, &addr, START_TLS_TXN, by) {
+                        Ok(t) => Ok(Box::new(t)),
+                        Err(why) => Err(why),
+                    };
                 }
                 Err(e)
                     if matches!(
@@ -1051,6 +1098,9 @@ impl BookieClient {
                         "unexpected response (not a READENTRY answer)".into(),
                     ))
                 }
+                Err(_) if refused_after_tls(&frame) => {
+                    return Some(Broken::Bad(self.unauthorized_why()))
+                }
                 Err(err) => return Some(Broken::Bad(err.to_string())),
             };
             if l != ledger_id {
@@ -1078,11 +1128,25 @@ impl BookieClient {
                     }
                 }
                 rc @ (Rc::NoEntry | Rc::NoLedger) => Answer::Absent(rc.describe()),
+                rc if rc.is_unauthorized() => {
+                    // The connection is refused, not the entry: no other
+                    // read on it can succeed.
+                    let why = self.unauthorized_why();
+                    out.push((e, Answer::Failed(why.clone())));
+                    return Some(Broken::Bad(why));
+                }
                 rc => Answer::Failed(rc.describe()),
             };
             out.push((e, answer));
         }
     }
+}
+
+/// Whether `frame` is the v3 START_TLS answer with an error that a bookie
+/// sends inside TLS after the handshake when its authorization provider
+/// (`BookieAuthZFactory`) refused the client's certificate.
+fn refused_after_tls(frame: &[u8]) -> bool {
+    matches!(protocol::decode_start_tls(frame), Ok((_, rc)) if rc != Rc::Ok)
 }
 
 /// Reasons listed in one error text at most (the rest are counted).

@@ -11,6 +11,7 @@ pub mod digest;
 pub mod files;
 pub mod ledger;
 pub mod protocol;
+pub mod tls;
 pub mod transport;
 
 use std::sync::Arc;

@@ -25,6 +25,8 @@ pub const OP_READ_ENTRY: u8 = 2;
 pub const OP_BATCH_READ_ENTRY: u8 = 7;
 /// v3 READ_LAC operation type.
 const V3_READ_LAC: i32 = 7;
+/// v3 START_TLS operation type.
+const V3_START_TLS: i32 = 9;
 
 /// v2 and v3 return codes a reader tells apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +57,12 @@ impl Rc {
             506 => Rc::TooManyRequests,
             x => Rc::Other(x),
         }
+    }
+
+    /// EUA: the bookie refused this client as unauthenticated or not
+    /// authorized.
+    pub fn is_unauthorized(self) -> bool {
+        matches!(self, Rc::Other(102 | 502))
     }
 
     /// A readable description, with BookKeeper's name for the code.
@@ -129,12 +137,46 @@ pub fn read_lac_request(ledger_id: i64, txn_id: u64) -> Vec<u8> {
             priority: None,
         },
         read_lac_request: Some(pb::ReadLacRequest { ledger_id }),
+        start_tls_request: None,
     };
+    v3_frame(&req)
+}
+
+/// A v3 START_TLS frame (length prefix included): BookKeeper's client sends
+/// it first on a connection that is to carry TLS, in v2 mode too.
+pub fn start_tls_request(txn_id: u64) -> Vec<u8> {
+    let req = pb::Request {
+        header: pb::BkPacketHeader {
+            version: 3,
+            operation: V3_START_TLS,
+            txn_id,
+            priority: None,
+        },
+        read_lac_request: None,
+        start_tls_request: Some(pb::StartTlsRequest {}),
+    };
+    v3_frame(&req)
+}
+
+fn v3_frame(req: &pb::Request) -> Vec<u8> {
     let body = req.encode_to_vec();
     let mut b = Vec::with_capacity(4 + body.len());
     b.extend_from_slice(&(body.len() as u32).to_be_bytes());
     b.extend_from_slice(&body);
     b
+}
+
+/// The bookie's answer to START_TLS: its request id and return code.
+pub fn decode_start_tls(frame: &[u8]) -> Result<(u64, Rc), BookKeeperError> {
+    let r = pb::Response::decode(frame)
+        .map_err(|e| BookKeeperError::Protocol(format!("invalid v3 response to START_TLS: {e}")))?;
+    if r.header.operation != V3_START_TLS {
+        return Err(BookKeeperError::Protocol(format!(
+            "v3 response to operation {}, expected START_TLS",
+            r.header.operation
+        )));
+    }
+    Ok((r.header.txn_id, Rc::v3(r.status)))
 }
 
 /// A decoded v2 response. `body` ranges index into the frame.
@@ -286,6 +328,46 @@ pub fn read_frame(r: &mut impl std::io::Read, max_frame: usize) -> std::io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_tls_is_v3_operation_9_and_its_answer_is_read_back() {
+        let b = start_tls_request(42);
+        let req = pb::Request::decode(&b[4..]).unwrap();
+        assert_eq!(
+            u32::from_be_bytes(b[0..4].try_into().unwrap()) as usize,
+            b.len() - 4
+        );
+        assert_eq!(
+            (req.header.version, req.header.operation, req.header.txn_id),
+            (3, 9, 42)
+        );
+        assert!(req.start_tls_request.is_some() && req.read_lac_request.is_none());
+        let answer = |operation, status| {
+            pb::Response {
+                header: pb::BkPacketHeader {
+                    version: 3,
+                    operation,
+                    txn_id: 42,
+                    priority: None,
+                },
+                status,
+                read_lac_response: None,
+                start_tls_response: Some(pb::StartTlsResponse {}),
+            }
+            .encode_to_vec()
+        };
+        assert_eq!(decode_start_tls(&answer(9, 0)).unwrap(), (42, Rc::Ok));
+        // A bookie without TLS answers EBADREQ; one whose authorizer refused the certificate, EIO.
+        assert_eq!(decode_start_tls(&answer(9, 404)).unwrap().1, Rc::Other(404));
+        assert!(decode_start_tls(&answer(7, 0)).is_err());
+        // A v2 READENTRY answer is not a START_TLS answer.
+        assert!(decode_start_tls(&[2, 2, 0, 0, 0, 0, 0, 0]).is_err());
+        assert!(
+            Rc::v2(102).is_unauthorized()
+                && Rc::v3(502).is_unauthorized()
+                && !Rc::v3(501).is_unauthorized()
+        );
+    }
 
     #[test]
     fn read_request_bytes_never_fence() {

@@ -28,6 +28,7 @@ import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.MessageIdAdv;
+import org.apache.pulsar.client.api.AuthenticationFactory;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.TopicMessageId;
 
@@ -84,12 +85,19 @@ public final class Corpus {
         String webUrl = args[2];
         File out = new File(args[3]);
         ObjectNode result;
-        try (PulsarClient client = PulsarClient.builder()
-                        .serviceUrl(serviceUrl)
-                        .enableTransaction(true)
-                        .operationTimeout(60, TimeUnit.SECONDS)
-                        .build();
-                PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(webUrl).build()) {
+        // A broker that requires token authentication: the token comes in the environment.
+        String token = System.getenv("CORPUS_AUTH_TOKEN");
+        var clientBuilder = PulsarClient.builder()
+                .serviceUrl(serviceUrl)
+                .enableTransaction(token == null)
+                .operationTimeout(60, TimeUnit.SECONDS);
+        var adminBuilder = PulsarAdmin.builder().serviceHttpUrl(webUrl);
+        if (token != null) {
+            clientBuilder.authentication(AuthenticationFactory.token(token));
+            adminBuilder.authentication(AuthenticationFactory.token(token));
+        }
+        try (PulsarClient client = clientBuilder.build();
+                PulsarAdmin admin = adminBuilder.build()) {
             switch (args[0]) {
                 case "produce":
                     result = produce(client, admin, out.getAbsoluteFile().getParentFile());

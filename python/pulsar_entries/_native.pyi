@@ -859,12 +859,13 @@ class BookieClientOptions:
     - ``pipeline_depth`` (default 64): requests in flight on one connection;
     - ``max_frame_bytes`` (default 5308416): the largest response frame accepted, checked
       before allocating (a bookie's own ``nettyMaxFrameSizeBytes`` is 5 MiB; at least 64);
-    - ``tls_trust_certs_file``: a PEM CA bundle; given, every connection asks for TLS
-      (START_TLS, then a handshake) and checks the bookie's certificate against it;
-    - ``tls_certificate_file`` and ``tls_key_file``: a PEM client certificate and its
-      unencrypted key, for bookies that require client authentication;
-    - ``tls_hostname_verification`` (default False, as BookKeeper's client): also check the
-      bookie's host name against its certificate.
+    - ``tls_trust_certs_file`` (default None): a PEM CA bundle; given, every connection asks
+      for TLS (START_TLS, then a handshake) and checks the bookie's certificate against it;
+    - ``tls_certificate_file`` (default None): a PEM client certificate, for bookies that
+      require client authentication;
+    - ``tls_key_file`` (default None): its unencrypted PEM key;
+    - ``tls_hostname_verification`` (default False): also check the bookie's host name against
+      its certificate (BookKeeper's client does not by default).
 
     The files are read when the options are built. ``None`` (each keyword's default) means
     the core's default."""

@@ -292,7 +292,8 @@ def test_bookie_client_options_are_checked_when_built_and_pickle() -> None:
     assert (o.timeout_ms, o.connect_timeout_ms, o.pipeline_depth, o.max_frame_bytes) == (30_000, 5_000, 64, 5_308_416)
     assert o == _native.BookieClientOptions(timeout_ms=None) != _native.BookieClientOptions(timeout_ms=1)
     assert repr(_native.BookieClientOptions(pipeline_depth=8)) == (
-        "BookieClientOptions(timeout_ms=30000, connect_timeout_ms=5000, pipeline_depth=8, max_frame_bytes=5308416)"
+        "BookieClientOptions(timeout_ms=30000, connect_timeout_ms=5000, pipeline_depth=8, max_frame_bytes=5308416, "
+        "tls_trust_certs_file=None, tls_certificate_file=None, tls_key_file=None, tls_hostname_verification=False)"
     )
     shipped = _native.BookieClientOptions(timeout_ms=1500)
     assert pickle.loads(pickle.dumps(shipped)) == shipped

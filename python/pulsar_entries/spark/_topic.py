@@ -199,6 +199,9 @@ class PulsarTopicDataSource(DataSource):
       https to it. Used on the driver only.
     - ``zkCaFile``, ``zkCertFile``, ``zkKeyFile``: ZooKeeper over TLS; ``zkDigestUser`` or ``zkSaslUser`` (SASL
       DIGEST-MD5), with ``zkPasswordFile`` or ``zkPasswordEnv``: authentication to it. Used on the driver only.
+    - ``bookkeeperTLSTrustCertsFilePath``, ``bookkeeperTLSCertificateFilePath``, ``bookkeeperTLSKeyFilePath``,
+      ``bookkeeperTLSHostnameVerificationEnabled`` (default false): TLS to the bookies, as the broker's
+      options name it. Only the paths travel to the tasks: each executor reads the files.
     - ``startingMessageId`` / ``endingMessageId``: inclusive bounds, ``ledgerId:entryId``, ``earliest`` or
       ``latest`` (default: the whole topic).
     - ``readCompacted`` (default false): the compacted view.

@@ -11,6 +11,7 @@ import base64
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,23 @@ import pulsar_entries as pe
 from .conftest import NS, _java
 from .real_pulsar_compare import assert_same_messages
 from support.cli import run_cli
+from support.secrets import assert_no_secret, pem_lines
 
 pytestmark = pytest.mark.real_pulsar
 
 NAME = "java-encrypted-codecs"
 TOPIC = NS + NAME
 PEMS = ("corpus-rsa.pem", "corpus-rsa.pub.pem")
+#: The private keys the tests use: no line of them may appear in any output (see support/secrets.py).
+PRIVATE_KEYS: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def no_key_in_any_output(capfd: Any, caplog: Any) -> Iterator[list[str]]:
+    texts: list[str] = []
+    yield texts
+    lines = [line for p in PRIVATE_KEYS if p.exists() for line in pem_lines(p)]
+    assert_no_secret(lines, capfd, caplog, texts)
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +62,7 @@ def encrypted(real_pulsar_zk: Any, tmp_path_factory: Any) -> dict[str, Any]:
     zk = f"zk:127.0.0.1:{sa.zookeeper_port}"
     entries = pe.read_topic(TOPIC, metadata_url=zk)
     assert entries.filter(pc.is_valid(entries["error"])).num_rows == 0
+    PRIVATE_KEYS.append(work / "corpus-rsa.pem")
     return {
         "entries": entries.drop_columns(["error"]),
         "truth": truth,
@@ -69,6 +82,7 @@ def _other_key(work: Path) -> Path:
             capture_output=True,
             timeout=120,
         )
+    PRIVATE_KEYS.append(path)
     return path
 
 
@@ -265,6 +279,7 @@ def _ec_keys(work: Path, how: str) -> Path:
             timeout=120,
         )
         key.write_bytes((d / "p8.pem").read_bytes())
+    PRIVATE_KEYS.append(key)
     return d
 
 

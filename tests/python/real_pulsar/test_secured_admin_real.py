@@ -39,6 +39,7 @@ from pulsar_entries.auth import AdminTls, BookieTls, OAuth2, Token, ZooKeeperAcc
 from .conftest import NS, _java, build_classpath
 from .real_pulsar_compare import assert_same_messages, delivered
 from support.cli import run_cli
+from support.secrets import assert_no_secret, pem_lines
 
 pytestmark = pytest.mark.real_pulsar
 
@@ -235,12 +236,6 @@ class TlsZooKeeper:
                 self.proc.wait(timeout=30)
 
 
-def _pem_body(path: Path) -> str:
-    """A line from the middle of a PEM key: if a key leaked into a text, this would be in it."""
-    lines = [x for x in path.read_text().splitlines() if x and not x.startswith("-----")]
-    return lines[len(lines) // 2]
-
-
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
     """The secured standalone: its bookie serves only TLS clients with a certificate of role ``pulsar``
@@ -372,7 +367,7 @@ def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
             "secrets": [
                 admin,
                 CLIENT_SECRET,
-                *(_pem_body(p) for p in (reader_key, stranger_key, broker_key, certs["key"])),
+                *(line for p in (reader_key, stranger_key, broker_key, certs["key"]) for line in pem_lines(p)),
             ],
         }
     finally:
@@ -388,12 +383,7 @@ def no_secret_in_any_output(secured: dict[str, Any], capfd: Any, caplog: Any) ->
     and the texts it hands over (errors, reprs, CLI output, Spark plans) hold no secret of the fixture's."""
     texts: list[str] = []
     yield texts
-    out, err = capfd.readouterr()
-    for name, text in [("stdout", out), ("stderr", err), ("logs", caplog.text)] + [
-        (f"text {i}", t) for i, t in enumerate(texts)
-    ]:
-        for secret in secured["secrets"]:
-            assert secret not in text, f"a secret in {name}"
+    assert_no_secret(secured["secrets"], capfd, caplog, texts)
 
 
 def messages(entries: Any) -> list[tuple[str, bytes]]:

@@ -48,11 +48,15 @@ __all__ = [
     "Basic",
     "BookieTls",
     "OAuth2",
+    "SettingError",
     "TlsAuth",
     "Token",
     "ZooKeeperAccess",
+    "admin_settings",
     "bookie_client_options",
+    "bookie_settings",
     "from_pulsar",
+    "zookeeper_settings",
 ]
 
 #: The largest answer read from a token or discovery endpoint.
@@ -528,6 +532,91 @@ class BookieTls:
                 raise ValueError(f"BookieTls: {name} {f!r} is not a readable file")
         if (self.certificate_file is None) != (self.key_file is None):
             raise ValueError("BookieTls: give certificate_file and key_file together")
+
+
+class SettingError(ValueError):
+    """A setting that cannot be used. ``setting`` says which one, in this module's words (``trust_certs_file``,
+    ``plugin``, ``zookeeper``, ``bookie_tls``), so that the CLI and the Spark source can each name their own
+    option; the message never holds a secret."""
+
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+def admin_settings(
+    plugin: str | None, params: str = "", *, trust_certs_file: str | None = None, hostname_verification: bool = True
+) -> dict[str, Any]:
+    """``admin_auth`` / ``admin_tls`` from Pulsar's client settings (``authPlugin``, ``authParams``,
+    ``tlsTrustCertsFilePath``, ``tlsHostnameVerificationEnable``); empty when none is given."""
+    out: dict[str, Any] = {}
+    tls = None
+    if trust_certs_file is not None or not hostname_verification:
+        try:
+            tls = AdminTls(trust_certs_file, hostname_verification=hostname_verification)
+        except ValueError as e:
+            raise SettingError("trust_certs_file", str(e)) from None
+        out["admin_tls"] = tls
+    if plugin is not None:
+        try:
+            out["admin_auth"] = from_pulsar(plugin, params, tls=tls)
+        except ValueError as e:
+            raise SettingError("plugin", str(e)) from None
+    return out
+
+
+def zookeeper_settings(
+    *,
+    ca_file: str | None = None,
+    cert_file: str | None = None,
+    key_file: str | None = None,
+    digest_user: str | None = None,
+    sasl_user: str | None = None,
+    password_file: str | None = None,
+    password_env: str | None = None,
+) -> ZooKeeperAccess | None:
+    """A :class:`ZooKeeperAccess` from flat settings, one password source serving digest or SASL, whichever
+    user is given; ``None`` when nothing is given."""
+    if not any((ca_file, cert_file, key_file, digest_user, sasl_user)):
+        if password_file or password_env:
+            raise SettingError("zookeeper", "a ZooKeeper password needs a digest or SASL user")
+        return None
+    try:
+        return ZooKeeperAccess(
+            ca_file=ca_file,
+            cert_file=cert_file,
+            key_file=key_file,
+            digest_user=digest_user,
+            digest_password_file=password_file if digest_user else None,
+            digest_password_env=password_env if digest_user else None,
+            sasl_user=sasl_user,
+            sasl_password_file=password_file if sasl_user else None,
+            sasl_password_env=password_env if sasl_user else None,
+        )
+    except ValueError as e:
+        raise SettingError("zookeeper", str(e)) from None
+
+
+def bookie_settings(
+    trust_certs_file: str | None,
+    certificate_file: str | None = None,
+    key_file: str | None = None,
+    *,
+    hostname_verification: bool = False,
+    timeout: float = 30.0,
+) -> BookieTls | None:
+    """A :class:`BookieTls` from flat settings, its files read now (a bad one is one error before any read);
+    ``None`` when nothing is given."""
+    if trust_certs_file is None:
+        if certificate_file or key_file or hostname_verification:
+            raise SettingError("trust_certs_file", "TLS to the bookies needs the CA bundle (the trust certs file)")
+        return None
+    try:
+        tls = BookieTls(trust_certs_file, certificate_file, key_file, hostname_verification=hostname_verification)
+        bookie_client_options(timeout, tls)
+    except ValueError as e:  # an OptionsError is one
+        raise SettingError("bookie_tls", str(e)) from None
+    return tls
 
 
 def bookie_client_options(timeout: float, tls: BookieTls | None = None) -> Any:

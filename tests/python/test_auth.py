@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 import time
-import urllib.parse
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,46 +17,18 @@ from pulsar_entries import _cluster
 from pulsar_entries.auth import AdminTls, Basic, OAuth2, TlsAuth, Token, from_pulsar, has_inline_secret
 
 from support.admin_server import FakeAdmin, Reply
+from support.oauth2_issuer import Issuer as OAuth2Issuer
 
 
-class Issuer:
+def token_issuer(lifetime: int = 3600) -> OAuth2Issuer:
     """A client-credentials issuer on 127.0.0.1 whose tokens are ``t1``, ``t2``, ..."""
 
-    def __init__(self, lifetime: int = 3600) -> None:
-        self.forms: list[dict[str, str]] = []
-        issuer = self
+    def grant(form: dict[str, str], n: int) -> tuple[int, dict[str, Any]]:
+        if form.get("client_secret") != "sekret-123":
+            return 401, {"error": "invalid_client", "error_description": "wrong secret sekret-123?"}
+        return 200, {"access_token": f"t{n}", "expires_in": lifetime}
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _json(self, status: int, body: Any) -> None:
-                raw = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def do_GET(self) -> None:
-                self._json(200, {"token_endpoint": issuer.url + "/token"})
-
-            def do_POST(self) -> None:
-                form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
-                issuer.forms.append(form)
-                if form.get("client_secret") != "sekret-123":
-                    self._json(401, {"error": "invalid_client", "error_description": "wrong secret sekret-123?"})
-                    return
-                self._json(200, {"access_token": f"t{len(issuer.forms)}", "expires_in": lifetime})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+    return OAuth2Issuer(grant)
 
 
 def soon() -> float:
@@ -67,8 +36,8 @@ def soon() -> float:
 
 
 @pytest.fixture
-def issuer() -> Iterator[Issuer]:
-    i = Issuer()
+def issuer() -> Iterator[OAuth2Issuer]:
+    i = token_issuer()
     try:
         yield i
     finally:
@@ -113,7 +82,7 @@ def test_pulsar_plugin_names_and_params(tmp_path: Path, creds: Path) -> None:
     assert "abc" not in repr(Token("abc")) and "hunter2" not in repr(Basic("u", password="hunter2"))
 
 
-def test_oauth2_discovers_fetches_and_refreshes(issuer: Issuer, creds: Path) -> None:
+def test_oauth2_discovers_fetches_and_refreshes(issuer: OAuth2Issuer, creds: Path) -> None:
     auth = OAuth2(issuer.url, creds, audience="aud", scope="s1")
     assert auth.authorization(soon()) == "Bearer t1"
     assert auth.authorization(soon()) == "Bearer t1"  # cached while valid
@@ -128,7 +97,7 @@ def test_oauth2_discovers_fetches_and_refreshes(issuer: Issuer, creds: Path) -> 
     ]
     auth.invalidate()
     assert auth.authorization(soon()) == "Bearer t2" and auth.fetches == 2
-    short = Issuer(lifetime=1)
+    short = token_issuer(lifetime=1)
     try:
         a = OAuth2(short.url, creds)
         assert a.authorization(soon()) == "Bearer t1"
@@ -146,7 +115,7 @@ def test_oauth2_discovers_fetches_and_refreshes(issuer: Issuer, creds: Path) -> 
         OAuth2(issuer.url, creds.parent / "empty.json")
 
 
-def test_admin_rest_sends_credentials_to_its_origin_and_renews_once(issuer: Issuer, creds: Path) -> None:
+def test_admin_rest_sends_credentials_to_its_origin_and_renews_once(issuer: OAuth2Issuer, creds: Path) -> None:
     with FakeAdmin({"/ok": {"a": 1}}) as fake:
         auth = OAuth2(issuer.url, creds)
         admin = _cluster.AdminRest(fake.url, auth=auth, timeout=5)

@@ -20,7 +20,7 @@ from .. import _cluster
 from .._compaction import MessagePosition, last_message_position
 from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
-from ..auth import AdminTls, BookieTls, ZooKeeperAccess, bookie_client_options, from_pulsar, has_inline_secret
+from ..auth import SettingError, admin_settings, bookie_settings, has_inline_secret, zookeeper_settings
 from ._errors import CliError
 
 #: What makes ``IN`` a topic rather than a path.
@@ -258,75 +258,56 @@ def bookie_addresses(args: argparse.Namespace) -> dict[str, str]:
 
 def zookeeper_access(args: argparse.Namespace) -> dict[str, Any]:
     """The ``--zk-*`` options as ``metadata_access`` (empty without them)."""
-    files = (args.zk_ca_file, args.zk_cert_file, args.zk_key_file)
     users = (args.zk_digest_user, args.zk_sasl_user)
-    if not any(files) and not any(users):
-        if args.zk_password_file:
-            raise CliError("--zk-password-file needs --zk-digest-user or --zk-sasl-user")
-        return {}
-    password: dict[str, Any] = {}
-    if any(users):
-        if args.zk_password_file:
-            password["file"] = args.zk_password_file
-        elif os.environ.get(ZK_PASSWORD_ENV):
-            password["env"] = ZK_PASSWORD_ENV
-        else:
-            raise CliError(
-                f"--zk-digest-user / --zk-sasl-user: give the password with --zk-password-file or ${ZK_PASSWORD_ENV}"
-            )
+    if any(users) and not args.zk_password_file and not os.environ.get(ZK_PASSWORD_ENV):
+        raise CliError(
+            f"--zk-digest-user / --zk-sasl-user: give the password with --zk-password-file or ${ZK_PASSWORD_ENV}"
+        )
     try:
-        return {
-            "metadata_access": ZooKeeperAccess(
-                ca_file=args.zk_ca_file,
-                cert_file=args.zk_cert_file,
-                key_file=args.zk_key_file,
-                digest_user=args.zk_digest_user,
-                digest_password_file=password.get("file") if args.zk_digest_user else None,
-                digest_password_env=password.get("env") if args.zk_digest_user else None,
-                sasl_user=args.zk_sasl_user,
-                sasl_password_file=password.get("file") if args.zk_sasl_user else None,
-                sasl_password_env=password.get("env") if args.zk_sasl_user else None,
-            )
-        }
-    except ValueError as e:
+        access = zookeeper_settings(
+            ca_file=args.zk_ca_file,
+            cert_file=args.zk_cert_file,
+            key_file=args.zk_key_file,
+            digest_user=args.zk_digest_user,
+            sasl_user=args.zk_sasl_user,
+            password_file=args.zk_password_file,
+            password_env=ZK_PASSWORD_ENV if any(users) and not args.zk_password_file else None,
+        )
+    except SettingError as e:
+        if not any(users) and args.zk_password_file:
+            raise CliError("--zk-password-file needs --zk-digest-user or --zk-sasl-user") from None
         raise CliError(f"--zk-*: {e}") from None
+    return {} if access is None else {"metadata_access": access}
 
 
 def bookie_tls(args: argparse.Namespace) -> dict[str, Any]:
     """The ``--bookkeeper-tls-*`` options as ``bookie_tls`` (empty without them)."""
-    ca = args.bookkeeper_tls_trust_certs_file
-    rest = (args.bookkeeper_tls_certificate_file, args.bookkeeper_tls_key_file)
-    if ca is None:
-        if any(rest) or args.bookkeeper_tls_hostname_verification:
-            raise CliError("the --bookkeeper-tls-* options need --bookkeeper-tls-trust-certs-file (the CA bundle)")
-        return {}
     try:
-        tls = BookieTls(ca, *rest, hostname_verification=args.bookkeeper_tls_hostname_verification)
-        bookie_client_options(args.timeout, tls)  # the files are read now: a bad one is reported first
-    except ValueError as e:  # an OptionsError is one
+        tls = bookie_settings(
+            args.bookkeeper_tls_trust_certs_file,
+            args.bookkeeper_tls_certificate_file,
+            args.bookkeeper_tls_key_file,
+            hostname_verification=args.bookkeeper_tls_hostname_verification,
+            timeout=args.timeout,
+        )
+    except SettingError as e:
+        if e.setting == "trust_certs_file":
+            raise CliError(
+                "the --bookkeeper-tls-* options need --bookkeeper-tls-trust-certs-file (the CA bundle)"
+            ) from None
         raise CliError(f"--bookkeeper-tls-*: {e}") from None
-    return {"bookie_tls": tls}
+    return {} if tls is None else {"bookie_tls": tls}
 
 
 def admin_access(args: argparse.Namespace) -> dict[str, Any]:
     """``--auth-plugin`` / ``--auth-params`` and the TLS options as ``admin_auth`` / ``admin_tls``
     (empty without them); an error shows no parameter's value."""
-    out: dict[str, Any] = {}
-    tls = None
-    if args.tls_trust_certs_file or args.tls_no_hostname_verification:
-        try:
-            tls = AdminTls(args.tls_trust_certs_file, hostname_verification=not args.tls_no_hostname_verification)
-        except ValueError as e:
-            raise CliError(f"--tls-trust-certs-file: {e}") from None
-        out["admin_tls"] = tls
     params = args.auth_params or ""
-    if args.auth_plugin is None:
-        if args.auth_params:
-            raise CliError("--auth-params needs --auth-plugin")
-        return out
-    if args.admin_token:
+    if args.auth_plugin is None and args.auth_params:
+        raise CliError("--auth-params needs --auth-plugin")
+    if args.auth_plugin is not None and args.admin_token:
         raise CliError("give --admin-token or --auth-plugin, not both")
-    if params.startswith("@"):
+    if args.auth_plugin is not None and params.startswith("@"):
         try:
             params = Path(params[1:]).read_text()
         except OSError as e:
@@ -338,10 +319,15 @@ def admin_access(args: argparse.Namespace) -> dict[str, Any]:
             f"passwordFile, or --auth-params @FILE) or in ${AUTH_PARAMS_ENV}"
         )
     try:
-        out["admin_auth"] = from_pulsar(args.auth_plugin, params, tls=tls)
-    except ValueError as e:
-        raise CliError(f"--auth-plugin {args.auth_plugin}: {e}") from None
-    return out
+        return admin_settings(
+            args.auth_plugin,
+            params,
+            trust_certs_file=args.tls_trust_certs_file,
+            hostname_verification=not args.tls_no_hostname_verification,
+        )
+    except SettingError as e:
+        where = "--tls-trust-certs-file" if e.setting == "trust_certs_file" else f"--auth-plugin {args.auth_plugin}"
+        raise CliError(f"{where}: {e}") from None
 
 
 def add_crypto_option(p: argparse.ArgumentParser) -> None:

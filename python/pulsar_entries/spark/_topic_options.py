@@ -20,7 +20,15 @@ from .._cluster.admin import AdminRest, check_timeout, is_admin_url
 from .._cluster.scan import output_schema
 from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
-from ..auth import AdminTls, BookieTls, ZooKeeperAccess, bookie_client_options, from_pulsar, has_inline_secret
+from ..auth import (
+    BookieTls,
+    SettingError,
+    ZooKeeperAccess,
+    admin_settings,
+    bookie_settings,
+    has_inline_secret,
+    zookeeper_settings,
+)
 from ..chunks import _DEFAULTS, reassembly_options
 from ..schemas import TopicSchema, as_topic_schema, topic_schemas, typed_schema
 
@@ -89,20 +97,11 @@ OPTIONS = (
 
 @functools.lru_cache(maxsize=8)
 def _admin_access(plugin: str | None, params: str, trust: str | None, hostname_verification: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    tls = None
-    if trust is not None or not hostname_verification:
-        try:
-            tls = AdminTls(trust, hostname_verification=hostname_verification)
-        except ValueError as e:
-            raise ValueError(f"pulsar: option adminTlsTrustCertsFilePath: {e}") from None
-        out["admin_tls"] = tls
-    if plugin is not None:
-        try:
-            out["admin_auth"] = from_pulsar(plugin, params, tls=tls)
-        except ValueError as e:
-            raise ValueError(f"pulsar: option adminAuthPlugin={plugin}: {e}") from None
-    return out
+    try:
+        return admin_settings(plugin, params, trust_certs_file=trust, hostname_verification=hostname_verification)
+    except SettingError as e:
+        option = "adminTlsTrustCertsFilePath" if e.setting == "trust_certs_file" else f"adminAuthPlugin={plugin}"
+        raise ValueError(f"pulsar: option {option}: {e}") from None
 
 
 def _crypto_key_files(text: str | None) -> dict[str, str] | None:
@@ -445,44 +444,33 @@ class TopicOptions:
         hostname_verification = _bool("adminTlsHostnameVerification", get("adminTlsHostnameVerification"), True)
         # Built now, on the driver: a bad plugin, parameter or file is one error before any task.
         _admin_access(auth_plugin, auth_params, tls_trust, hostname_verification)
-        zk_user, zk_sasl = get("zkDigestUser"), get("zkSaslUser")
-        zk_pw = {"file": get("zkPasswordFile"), "env": get("zkPasswordEnv")}
-        zk_given = [get(n) for n in ("zkCaFile", "zkCertFile", "zkKeyFile")] + [zk_user, zk_sasl]
         try:
-            zk_access = (
-                ZooKeeperAccess(
-                    ca_file=get("zkCaFile"),
-                    cert_file=get("zkCertFile"),
-                    key_file=get("zkKeyFile"),
-                    digest_user=zk_user,
-                    digest_password_file=zk_pw["file"] if zk_user else None,
-                    digest_password_env=zk_pw["env"] if zk_user else None,
-                    sasl_user=zk_sasl,
-                    sasl_password_file=zk_pw["file"] if zk_sasl else None,
-                    sasl_password_env=zk_pw["env"] if zk_sasl else None,
-                )
-                if any(zk_given)
-                else None
+            zk_access = zookeeper_settings(
+                ca_file=get("zkCaFile"),
+                cert_file=get("zkCertFile"),
+                key_file=get("zkKeyFile"),
+                digest_user=get("zkDigestUser"),
+                sasl_user=get("zkSaslUser"),
+                password_file=get("zkPasswordFile"),
+                password_env=get("zkPasswordEnv"),
             )
-        except ValueError as e:
+        except SettingError as e:
             raise ValueError(f"pulsar: the zk* options: {e}") from None
-        bk_files = [get(f"bookkeeperTLS{n}FilePath") for n in ("TrustCerts", "Certificate", "Key")]
-        bk_verify = _bool(
-            "bookkeeperTLSHostnameVerificationEnabled", get("bookkeeperTLSHostnameVerificationEnabled"), False
-        )
         try:
-            bookie_tls = (
-                BookieTls(bk_files[0], bk_files[1], bk_files[2], hostname_verification=bk_verify)
-                if bk_files[0] is not None
-                else None
+            # The files are read now, on the driver: a bad one is one error before any task.
+            bookie_tls = bookie_settings(
+                *(get(f"bookkeeperTLS{n}FilePath") for n in ("TrustCerts", "Certificate", "Key")),
+                hostname_verification=_bool(
+                    "bookkeeperTLSHostnameVerificationEnabled", get("bookkeeperTLSHostnameVerificationEnabled"), False
+                ),
+                timeout=seconds,
             )
-            if bookie_tls is not None:
-                # Read now, on the driver: a bad file is one error before any task.
-                bookie_client_options(seconds, bookie_tls)
-        except ValueError as e:  # an OptionsError is one
+        except SettingError as e:
+            if e.setting == "trust_certs_file":
+                raise ValueError(
+                    "pulsar: the bookkeeperTLS* options need bookkeeperTLSTrustCertsFilePath (the CA bundle)"
+                ) from None
             raise ValueError(f"pulsar: the bookkeeperTLS* options: {e}") from None
-        if bookie_tls is None and (bk_files[1] or bk_files[2] or bk_verify):
-            raise ValueError("pulsar: the bookkeeperTLS* options need bookkeeperTLSTrustCertsFilePath (the CA bundle)")
         dirs = get("bookieDirs")
         password = get("ledgerPassword")
         return TopicOptions(

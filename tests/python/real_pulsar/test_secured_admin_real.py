@@ -20,11 +20,8 @@ import json
 import os
 import signal
 import subprocess
-import threading
 import time
-import urllib.parse
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +36,7 @@ from pulsar_entries.auth import AdminTls, BookieTls, OAuth2, Token, ZooKeeperAcc
 from .conftest import NS, _java, build_classpath
 from .real_pulsar_compare import assert_same_messages, delivered
 from support.cli import run_cli
+from support.oauth2_issuer import Issuer
 from support.secrets import assert_no_secret, pem_lines
 
 pytestmark = pytest.mark.real_pulsar
@@ -92,58 +90,22 @@ def certificates(d: Path) -> dict[str, Path]:
     return {"ca": d / "ca.pem", "cert": d / "broker.pem", "key": d / "broker.key"}
 
 
-class Issuer:
-    """An OAuth2 issuer on 127.0.0.1: OpenID discovery and the client credentials grant, tokens signed
-    with the broker's key, each valid for :data:`LIFETIME` seconds. Bounded: stopped by the fixture."""
+def broker_issuer(key: bytes) -> Issuer:
+    """An OAuth2 issuer whose tokens the broker accepts (signed with its key), each valid for :data:`LIFETIME`
+    seconds, given only to the test's client credentials and audience."""
 
-    def __init__(self, key: bytes) -> None:
-        self.key = key
-        self.grants: list[dict[str, str]] = []
-        issuer = self
+    def grant(form: dict[str, str], n: int) -> tuple[int, dict[str, Any]]:
+        ok = (
+            form.get("grant_type") == "client_credentials"
+            and form.get("client_id") == CLIENT_ID
+            and form.get("client_secret") == CLIENT_SECRET
+            and form.get("audience") == AUDIENCE
+        )
+        if not ok:
+            return 401, {"error": "invalid_client", "error_description": "bad client credentials"}
+        return 200, {"access_token": jwt(key, "admin", LIFETIME), "token_type": "Bearer", "expires_in": LIFETIME}
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _json(self, status: int, body: dict[str, Any]) -> None:
-                raw = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def do_GET(self) -> None:
-                if self.path == "/.well-known/openid-configuration":
-                    self._json(200, {"issuer": issuer.url, "token_endpoint": issuer.url + "/oauth/token"})
-                else:
-                    self._json(404, {"error": "not_found"})
-
-            def do_POST(self) -> None:
-                size = int(self.headers.get("Content-Length") or 0)
-                form = dict(urllib.parse.parse_qsl(self.rfile.read(min(size, 65536)).decode()))
-                issuer.grants.append(form)
-                ok = (
-                    form.get("grant_type") == "client_credentials"
-                    and form.get("client_id") == CLIENT_ID
-                    and form.get("client_secret") == CLIENT_SECRET
-                    and form.get("audience") == AUDIENCE
-                )
-                if not ok:
-                    self._json(401, {"error": "invalid_client", "error_description": "bad client credentials"})
-                    return
-                token = jwt(issuer.key, "admin", LIFETIME)
-                self._json(200, {"access_token": token, "token_type": "Bearer", "expires_in": LIFETIME})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+    return Issuer(grant)
 
 
 def client_certificate(d: Path, name: str = "client", subject: str = "/CN=pulsar-entries") -> tuple[Path, Path]:
@@ -303,7 +265,7 @@ def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
     issuer = None
     try:
         sa.start()
-        issuer = Issuer(key)
+        issuer = broker_issuer(key)
         import pulsar
 
         client = pulsar.Client(sa.service_url, authentication=pulsar.AuthenticationToken(admin))
@@ -372,7 +334,7 @@ def secured(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
         }
     finally:
         if issuer is not None:
-            issuer.stop()
+            issuer.close()
         sa.stop()
         zk.stop()
 
@@ -405,7 +367,7 @@ def test_oauth2_reads_the_layout_over_https_and_refreshes_its_token(secured: dic
     time.sleep(LIFETIME + 0.5)
     got = messages(pe.read_topic(TOPIC, admin_url=secured["https"], admin_auth=auth, admin_tls=tls, bookie_tls=bk))
     assert got == secured["truth"] and auth.fetches == 2
-    assert [g["audience"] for g in issuer.grants[-2:]] == [AUDIENCE, AUDIENCE]
+    assert [g["audience"] for g in issuer.forms[-2:]] == [AUDIENCE, AUDIENCE]
     # A token method and the same https settings, for comparison.
     token = Token(secured["admin"])
     assert (
@@ -580,27 +542,64 @@ def test_the_tls_only_bookie_refuses_in_one_line_that_says_why(
     texts += [run.stdout, run.stderr]
 
 
+def test_export_over_tls_keeps_the_topic_as_a_table(
+    secured: dict[str, Any], tmp_path: Path, no_secret_in_any_output: list[str]
+) -> None:
+    from deltalake import DeltaTable
+
+    from pulsar_entries.export import export_topic
+
+    java = secured["java"]
+    stats = export_topic(
+        TOPIC,
+        f"delta:{tmp_path / 't'}",
+        metadata_url=secured["zk_url"],
+        metadata_access=secured["zk_access"],
+        bookie_tls=secured["bookie_tls"],
+    )
+    table = DeltaTable(str(tmp_path / "t")).to_pyarrow_table()
+    assert stats.rows == table.num_rows == len(java) and stats.dead_letters == 0
+    got = sorted((r["ledger_id"], r["entry_id"], r["batch_index"], r["value"]) for r in table.to_pylist())
+    want = sorted((m["ledger_id"], m["entry_id"], m["batch_index"], base64.b64decode(m["value"])) for m in java)
+    assert got == want
+
+
 @pytest.mark.spark
 def test_spark_reads_over_tls_with_pulsar_option_names(
-    secured: dict[str, Any], spark: Any, no_secret_in_any_output: list[str]
+    secured: dict[str, Any], spark: Any, tmp_path: Path, no_secret_in_any_output: list[str]
 ) -> None:
     from pulsar_entries.spark import register
 
     register(spark)
     c, k = secured["reader"]
-    df = (
-        spark.read.format("pulsar")
-        .option("metadataUrl", secured["zk_url"])
-        .option("zkCaFile", secured["ca"])
-        .option("zkCertFile", c)
-        .option("zkKeyFile", k)
-        .option("bookkeeperTLSTrustCertsFilePath", secured["ca"])
-        .option("bookkeeperTLSCertificateFilePath", c)
-        .option("bookkeeperTLSKeyFilePath", k)
-        .option("topic", TOPIC)
-        .load()
-    )
-    table = df.toArrow()
-    rows = table.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending"), ("batch_index", "ascending")])
-    assert_same_messages(secured["java"], rows.to_pylist())
+
+    def source(kind: Any) -> Any:
+        return (
+            kind.format("pulsar")
+            .option("metadataUrl", secured["zk_url"])
+            .option("zkCaFile", secured["ca"])
+            .option("zkCertFile", c)
+            .option("zkKeyFile", k)
+            .option("bookkeeperTLSTrustCertsFilePath", secured["ca"])
+            .option("bookkeeperTLSCertificateFilePath", c)
+            .option("bookkeeperTLSKeyFilePath", k)
+            .option("topic", TOPIC)
+        )
+
+    keys = [(n, "ascending") for n in ("ledger_id", "entry_id", "batch_index")]
+    df = source(spark.read).load()
+    assert_same_messages(secured["java"], df.toArrow().sort_by(keys).to_pylist())
     no_secret_in_any_output.append(df._jdf.queryExecution().toString())
+    # The streaming source, exactly once from storage, over the same TLS.
+    import pyarrow.parquet as pq
+
+    query = (
+        source(spark.readStream)
+        .load()
+        .writeStream.format("parquet")
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .trigger(availableNow=True)
+        .start(str(tmp_path / "sink"))
+    )
+    assert query.awaitTermination(300)
+    assert_same_messages(secured["java"], pq.read_table(tmp_path / "sink").sort_by(keys).to_pylist())

@@ -275,7 +275,12 @@ impl BookieTls {
                 });
             }
         }
-        Ok(TlsStream { conn, tcp })
+        Ok(TlsStream {
+            conn,
+            tcp,
+            answered: false,
+            client_certificate: self.client_certificate,
+        })
     }
 }
 
@@ -387,6 +392,9 @@ fn tls_why(e: &io::Error) -> String {
 pub(super) struct TlsStream {
     conn: ClientConnection,
     tcp: TcpStream,
+    /// Whether the bookie sent anything inside TLS yet.
+    answered: bool,
+    client_certificate: bool,
 }
 
 impl TlsStream {
@@ -397,10 +405,30 @@ impl TlsStream {
             e
         }
     }
-}
 
-impl Read for TlsStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    /// With TLS 1.3 the bookie checks the client's certificate after the
+    /// handshake ended on this side: a refusal is an alert or a closed
+    /// connection at the first read, which says so.
+    fn unanswered(&self, e: io::Error) -> io::Error {
+        let dropped = matches!(
+            e.kind(),
+            io::ErrorKind::UnexpectedEof
+                | io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe
+        );
+        if self.answered || !dropped {
+            return e;
+        }
+        let why = if self.client_certificate {
+            "the bookie closed the TLS connection before answering: it may not trust this client certificate"
+        } else {
+            "the bookie closed the TLS connection before answering: it may require a client certificate it trusts"
+        };
+        io::Error::new(io::ErrorKind::ConnectionAborted, why)
+    }
+
+    fn read_plain(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             match self.conn.reader().read(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -419,10 +447,25 @@ impl Read for TlsStream {
             state.map_err(|e| Self::fail(io::Error::new(io::ErrorKind::InvalidData, e)))?;
             if n == 0 {
                 return match self.conn.reader().read(buf) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        Err(io::ErrorKind::UnexpectedEof.into())
+                    }
                     r => r,
                 };
             }
+        }
+    }
+}
+
+impl Read for TlsStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.read_plain(buf) {
+            Ok(0) if !buf.is_empty() => Err(self.unanswered(io::ErrorKind::UnexpectedEof.into())),
+            Ok(n) => {
+                self.answered = true;
+                Ok(n)
+            }
+            Err(e) => Err(self.unanswered(e)),
         }
     }
 }

@@ -8,7 +8,7 @@ data moves zero-copy.
 
 from __future__ import annotations
 
-from . import auth, kafka, offload, processors, strategies
+from . import auth, kafka, offload, processors, query, strategies
 from ._broker import Position, find_position_by_offset, find_position_by_time, stamp
 from ._cluster import iter_topic, read_topic
 from ._compaction import (
@@ -46,6 +46,7 @@ from ._native import (
 from ._table_view import TableView
 from .chunks import reassemble_chunks
 from .message_ids import message_ids, seek
+from .query import scan_topic, sql
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_SIZE",
@@ -84,11 +85,14 @@ __all__ = [
     "offload",
     "parse_entry",
     "processors",
+    "query",
     "read_topic",
     "reassemble_chunks",
+    "scan_topic",
     "seek",
     "seek_position",
     "set_broker_entry_metadata",
+    "sql",
     "stamp",
     "strategies",
     "to_ledger_records",

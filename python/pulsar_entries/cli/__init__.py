@@ -18,6 +18,7 @@ from ._demo import cmd_demo
 from ._errors import CliError, one_line
 from ._export import add_export_parser
 from ._real_pulsar import cmd_standalone
+from ._sql import add_sql_parser
 from ._topic import add_cluster_options, add_crypto_option, topic_option_as_input
 
 __all__ = ["CliError", "build_parser", "main"]
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_demo)
 
     add_export_parser(sub)
+    add_sql_parser(sub)
 
     sa = sub.add_parser(
         "standalone",

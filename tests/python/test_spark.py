@@ -78,6 +78,23 @@ def test_column_functions_equal_entry_metadata(spark, topic):
             assert md[name] == w[name], name
         got_publish = md["publish_time"] and round(md["publish_time"].timestamp() * 1_000_000)
         assert got_publish == w["publish_time"]
+    # Unaliased, each column is named after its function.
+    names = df.select(
+        ps.is_batch("data"),
+        ps.num_messages("data"),
+        ps.verify_checksum("data"),
+        ps.entry_timestamp("data"),
+        ps.entry_metadata("data"),
+        ps.last_batch_index("data"),
+    ).columns
+    assert names == [
+        "is_batch",
+        "num_messages",
+        "verify_checksum",
+        "entry_timestamp",
+        "entry_metadata",
+        "last_batch_index",
+    ]
     # Corrupt Pulsar entries fail their CRC32C (KoP entries carry none; their Kafka CRC catches it).
     decoded = pe.decode(topic.entries)
     crc_failures = sum(1 for e in decoded.column("error").to_pylist() if e and e.startswith("checksum mismatch"))

@@ -1,6 +1,7 @@
 """Column functions: Arrow-vectorized pandas UDFs. Spark hands each one a
 pandas Series of entry bytes per Arrow batch; the Rust core reads every
-entry's metadata in one call."""
+entry's metadata in one call. Each column comes out named after its function
+(``num_messages``, not ``udf(data)``); ``.alias`` renames it as usual."""
 
 from __future__ import annotations
 
@@ -49,35 +50,35 @@ def entry_metadata(col: Any):
         target = spark_arrow_schema(table.schema, large=False)
         return table.cast(target).to_pandas(maps_as_pydicts="lossy")
 
-    return udf(col)
+    return udf(col).alias("entry_metadata")
 
 
 def entry_timestamp(col: Any):
     """The broker timestamp of each entry, else its publish time."""
     from pyspark.sql.types import TimestampType
 
-    return _column_udf("entry_timestamp", TimestampType(), entry_timestamp.__doc__ or "")(col)
+    return _column_udf("entry_timestamp", TimestampType(), entry_timestamp.__doc__ or "")(col).alias("entry_timestamp")
 
 
 def is_batch(col: Any):
     """Whether each entry uses batch framing (``num_messages_in_batch`` present)."""
     from pyspark.sql.types import BooleanType
 
-    return _column_udf("is_batch", BooleanType(), is_batch.__doc__ or "")(col)
+    return _column_udf("is_batch", BooleanType(), is_batch.__doc__ or "")(col).alias("is_batch")
 
 
 def num_messages(col: Any):
     """Messages in each entry: ``num_messages_in_batch``, else 1."""
     from pyspark.sql.types import IntegerType
 
-    return _column_udf("num_messages", IntegerType(), num_messages.__doc__ or "")(col)
+    return _column_udf("num_messages", IntegerType(), num_messages.__doc__ or "")(col).alias("num_messages")
 
 
 def verify_checksum(col: Any):
     """True when the stored CRC32C matches, False when not, null without a checksum."""
     from pyspark.sql.types import BooleanType
 
-    return _column_udf("checksum_valid", BooleanType(), verify_checksum.__doc__ or "")(col)
+    return _column_udf("checksum_valid", BooleanType(), verify_checksum.__doc__ or "")(col).alias("verify_checksum")
 
 
 def last_batch_index(col: Any):
@@ -100,4 +101,4 @@ def last_batch_index(col: Any):
         col = native.last_batch_indexes(pa.array(data, type=pa.binary())).column("last_batch_index")
         return col.to_pandas(types_mapper={pa.int32(): pd.Int32Dtype()}.get)
 
-    return udf(col)
+    return udf(col).alias("last_batch_index")

@@ -216,7 +216,7 @@ def _export(standalone: Standalone, total: int, out: Path, shown: Callable[[Path
     try:
         from deltalake import DeltaTable, QueryBuilder
     except ImportError:
-        print("   export to Delta: skipped (pip install 'pulsar-entries[delta]' for it)")
+        print(f"   export to Delta: skipped ({install_hint('delta')} for it)")
         return
     from ..export import export_topic
 

@@ -76,7 +76,9 @@ def cmd_sql(args: argparse.Namespace) -> None:
             **where,
         )
     except ImportError:
-        raise CliError("sql runs on DuckDB: pip install duckdb") from None
+        from .._install import install_hint
+
+        raise CliError(f"sql runs on DuckDB: {install_hint('sql')}") from None
     except Exception as e:
         import duckdb
 

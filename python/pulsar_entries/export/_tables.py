@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._install import install_hint
 from .._redact import redact_uri
 
 #: The commit property that holds an export's progress.
@@ -244,7 +245,7 @@ class DeltaTable:
         try:
             import deltalake
         except ImportError as e:
-            raise ExportError("delta: tables need the deltalake package: pip install 'pulsar-entries[delta]'") from e
+            raise ExportError(f"delta: tables need the deltalake package: {install_hint('delta')}") from e
         self._dl = deltalake
         self.target = target
         self.uri = target.location
@@ -399,9 +400,7 @@ class IcebergTable:
             from pyiceberg.catalog import load_catalog
             from pyiceberg.exceptions import NoSuchTableError
         except ImportError as e:
-            raise ExportError(
-                "iceberg: tables need the pyiceberg package: pip install 'pulsar-entries[iceberg]'"
-            ) from e
+            raise ExportError(f"iceberg: tables need the pyiceberg package: {install_hint('iceberg')}") from e
         self._no_table = NoSuchTableError
         self.target = target
         props = dict(catalog_properties or {})

@@ -91,6 +91,14 @@ def test_demo_runs_end_to_end(tmp_path, capsys, engine):
     assert compacted.equals(want)
     view = pe.TableView.from_entries(want)
     assert f"compacted view: {len(view):,} keys" in out
+    # Every output the README names is written, and the demo ends by saying where they are and what next.
+    suffix = ".parquet" if engine == "local" else ""
+    for name in ("entries", "offload", "messages", "compacted", "ledger-records", "view", "report.html"):
+        assert (tmp_path / (name if "." in name or name in ("entries", "offload") else name + suffix)).exists(), name
+    written = pq.read_table(tmp_path / ("view.parquet" if engine == "local" else "view"))
+    assert written.num_rows == len(view)
+    tail = out.split("== done: everything is in ")[1]
+    assert tail.count("pulsar-entries ") == 3 and "sql " in tail
     position = pe.last_message_position(want)
     assert (
         f"{position.ledger_id}:{position.entry_id}:{position.batch_index}" in out.split("== last message position")[1]

@@ -31,6 +31,23 @@ def cmd_demo(args: argparse.Namespace) -> None:
         work = Path(tmp)
         work.mkdir()
         _demo(args, work, lambda p: out / Path(p).relative_to(work))
+    print_next(out)
+
+
+def print_next(out: Path) -> None:
+    """Where the outputs are, and three commands to go on with."""
+    names = sorted(p.name for p in out.iterdir())
+    print(f"== done: everything is in {out}/ ({', '.join(names)})")
+    print("   next:")
+    print(f"   pulsar-entries --engine local inspect {out / 'entries'} --html report.html   # any entries, summarized")
+    print(
+        "   pulsar-entries --engine local decode orders messages.parquet --metadata-url zk:HOST:2181"
+        "   # a topic of your cluster, from its storage"
+    )
+    print(
+        '   pulsar-entries sql "SELECT key, count(*) FROM topic GROUP BY key" --topic orders '
+        "--metadata-url zk:HOST:2181   # SQL on it, no Spark"
+    )
 
 
 def _demo(args: argparse.Namespace, out: Path, shown: Callable[[Path], Path]) -> None:
@@ -131,10 +148,17 @@ def _print_chunks(engine: Engine, topic: Any, messages: Path) -> None:
 
 
 def _demo_compact(engine: Engine, entries_dir: Path, out: Path, shown: Callable[[Path], Path]) -> None:
-    outputs = {"compacted": engine.output(out, "compacted"), "records": engine.output(out, "ledger-records")}
+    outputs = {
+        "compacted": engine.output(out, "compacted"),
+        "records": engine.output(out, "ledger-records"),
+        "view": engine.output(out, "view"),
+    }
     done = engine.compact(entries_dir, outputs, head=3)
     print(f"   {done.summary} -> {shown(outputs['compacted'])}")
-    print(f"   compacted view: {done.keys:,} keys; compacted-ledger records written")
+    print(
+        f"   compacted view: {done.keys:,} keys -> {shown(outputs['view'])}; compacted-ledger records -> "
+        f"{shown(outputs['records'])}"
+    )
     for row in done.view_head:
         print(
             f"   {row['key']!r:>12} -> {row['value'][:40]!r} at {row['ledger_id']}:{row['entry_id']}:{row['batch_index']}"

@@ -127,6 +127,7 @@ impl Conn {
                     lac_body: Some(lac),
                     last_entry_body: None,
                 }),
+                start_tls_response: None,
             };
             self.out.extend(frame(&resp.encode_to_vec()));
         } else {
@@ -238,6 +239,7 @@ fuzz_target!(|data: &[u8]| {
         pipeline_depth: 4,
         max_frame_bytes: 1 << 16,
         reconnect_backoff: Duration::ZERO,
+        tls: None,
     };
     let mut client = BookieClient::with_connector(opts, Box::new(connect));
     let Ok(bound) = client.last_readable(&meta) else {

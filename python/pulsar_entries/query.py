@@ -269,6 +269,9 @@ def sql(query: str, topic: str, *, table: str = "topic", **scan: Any) -> pa.Tabl
         if "publish_time" not in scan:
             scan["publish_time"] = publish_time_bounds(query, table, connection=con)
         con.register(table, scan_topic(topic, **scan))
-        return con.execute(query).fetch_arrow_table()
+        result = con.execute(query)
+        # DuckDB 1.5 renamed fetch_arrow_table (deprecated there) to to_arrow_table.
+        fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
+        return fetch()
     finally:
         con.close()

@@ -234,14 +234,17 @@ OFFLOADED, LIVE = 1500, 500
 
 @pytest.fixture(scope="module")
 def seek_topic(real_pulsar_zk: Any) -> dict[str, Any]:
-    """``spark-seek``: 1,500 unbatched messages in a ledger offloaded to S3, then 500 in the live ledger; and what
-    a pulsar-client Reader receives from it."""
+    """``spark-seek``: see :func:`make_seek_topic`."""
+    return make_seek_topic(real_pulsar_zk, "spark-seek")
+
+
+def make_seek_topic(rp: Any, name: str) -> dict[str, Any]:
+    """Topic ``name`` (new; each module makes its own): 1,500 unbatched messages in a ledger offloaded to S3,
+    then 500 in the live ledger; and what a pulsar-client Reader receives from it."""
     import pulsar
 
     from .conftest import _offload
 
-    rp = real_pulsar_zk
-    name = "spark-seek"
     client = pulsar.Client(rp.standalone.service_url, operation_timeout_seconds=60)
     try:
         # A durable subscription that never acknowledges: the broker trims no ledger of the topic.

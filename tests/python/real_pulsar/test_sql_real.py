@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import math
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from pulsar_entries._redact import filesystem_from_uri
 from pulsar_entries.query import scan_topic, sql
 
 from .conftest import NS
-from .test_spark_topic_source import offload_path, seek_topic, zk_url  # noqa: F401 - seek_topic is a fixture
+from .test_spark_topic_source import make_seek_topic, offload_path, zk_url
 from support.cli import run_cli
 
 pytestmark = pytest.mark.real_pulsar
@@ -65,7 +66,12 @@ def test_the_cli_answers_the_same(real_pulsar_zk: Any, tmp_path: Path) -> None:
     assert "the query:" in bad.stderr and "nope" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_a_publish_time_window_is_sought_in_log_n_entries(real_pulsar_zk: Any, seek_topic: dict[str, Any]) -> None:  # noqa: F811
+@pytest.fixture(scope="module")
+def seek_topic(real_pulsar_zk: Any) -> dict[str, Any]:
+    return make_seek_topic(real_pulsar_zk, "sql-seek")
+
+
+def test_a_publish_time_window_is_sought_in_log_n_entries(real_pulsar_zk: Any, seek_topic: dict[str, Any]) -> None:
     rp = real_pulsar_zk
     truth, topic = seek_topic["truth"], NS + seek_topic["topic"]
     n = len(truth)
@@ -78,6 +84,18 @@ def test_a_publish_time_window_is_sought_in_log_n_entries(real_pulsar_zk: Any, s
 
     where = f"publish_time >= TIMESTAMP '{literal(lo_ms)}' AND publish_time < '{literal(hi_ms)}'"
     fs, prefix = filesystem_from_uri(offload_path(rp), "offloadPath")
+
+    def whole() -> int:
+        return (
+            scan_topic(topic, metadata_url=zk_url(rp), offload_filesystem=fs, offload_prefix=prefix).read_all().num_rows
+        )
+
+    # A reader never reads past the last-add-confirmed, which the bookie learns from the broker's explicit
+    # LAC (every 100 ms here): wait until every message the Reader got is readable.
+    deadline = time.monotonic() + 30
+    while whole() < n:
+        assert time.monotonic() < deadline, "the last-add-confirmed never reached the last entry"
+        time.sleep(0.2)
     counter = ReadCounter()
     got = sql(
         f"SELECT value FROM topic WHERE {where} ORDER BY ledger_id, entry_id",
@@ -99,7 +117,4 @@ def test_a_publish_time_window_is_sought_in_log_n_entries(real_pulsar_zk: Any, s
     ).read_all()
     assert len(expected) <= window.num_rows <= len(expected) + 2, (window.num_rows, len(expected))
     # Without the bound, the whole topic.
-    assert (
-        scan_topic(topic, metadata_url=zk_url(rp), offload_filesystem=fs, offload_prefix=prefix).read_all().num_rows
-        == n
-    )
+    assert whole() == n

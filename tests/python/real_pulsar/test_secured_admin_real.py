@@ -454,6 +454,12 @@ def test_the_cli_takes_pulsar_auth_plugin_names(
     no_secret_in_any_output += [run.stdout, run.stderr, inline.stdout, inline.stderr]
 
 
+def zookeeper_options(secured: dict[str, Any]) -> list[str]:
+    """The CLI's options for the standalone's ZooKeeper: TLS with the reader's certificate."""
+    c, k = secured["reader"]
+    return ["--zk-ca-file", secured["ca"], "--zk-cert-file", c, "--zk-key-file", k]
+
+
 def bookie_tls_options(secured: dict[str, Any], cert: tuple[str, str] | None = None) -> list[str]:
     c, k = cert or secured["reader"]
     return [
@@ -493,12 +499,7 @@ def test_every_route_over_tls_equals_the_java_reader(
         str(out),
         "--metadata-url",
         secured["zk_url"],
-        "--zk-ca-file",
-        secured["ca"],
-        "--zk-cert-file",
-        secured["reader"][0],
-        "--zk-key-file",
-        secured["reader"][1],
+        *zookeeper_options(secured),
         *bookie_tls_options(secured),
     )
     import pyarrow.parquet as pq
@@ -534,9 +535,9 @@ def test_the_tls_only_bookie_refuses_in_one_line_that_says_why(
         assert all("\n" not in t for t in errors)
         texts += errors
     # The CLI says it once, on one line (the entries are error rows, as for any bookie that cannot serve them).
-    run = run_cli("decode", TOPIC, str(tmp_path / "x.parquet"), "--metadata-url", secured["zk_url"],
-                  "--zk-ca-file", secured["ca"], "--zk-cert-file", secured["reader"][0],
-                  "--zk-key-file", secured["reader"][1])  # fmt: skip
+    run = run_cli(
+        "decode", TOPIC, str(tmp_path / "x.parquet"), "--metadata-url", secured["zk_url"], *zookeeper_options(secured)
+    )
     (line,) = [x for x in run.stderr.splitlines() if "could not be read" in x]
     assert "TLS is required: the bookie refused a plaintext client" in line
     texts += [run.stdout, run.stderr]

@@ -216,7 +216,7 @@ def test_decode_both_engines(tmp_path, capsys, spark):
 def test_html_report_has_charts():
     topic = generate_topic(100, seed=1)
     page = render_html(stats_from_arrow(topic.entries, pe.decode(topic.entries)))
-    assert page.count("<svg") == 3 and "Publish rate" in page and "checksum mismatch" in page
+    assert page.count("<svg") == 7 and "Publish rate" in page and "checksum mismatch" in page
 
 
 def test_errors_are_one_line_and_nonzero(tmp_path):

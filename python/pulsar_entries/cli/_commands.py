@@ -155,6 +155,10 @@ def decode_typed(
 
 def cmd_inspect(args: argparse.Namespace) -> None:
     src = source(args)
+    if args.html:
+        from ._charts import require_matplotlib
+
+        require_matplotlib()  # before any work
     report = (
         staged(args.html, inputs=inputs(args), directory=False, overwrite=args.overwrite)
         if args.html

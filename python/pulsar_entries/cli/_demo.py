@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from .. import _native
 from .._broker import find_position_by_offset, find_position_by_time
 from .._sample import generate_topic
+from ._charts import require_matplotlib
 from ._commands import describe, engine, write_sample
 from ._engines import Engine
 from ._errors import CliError
@@ -95,9 +96,19 @@ def _demo(args: argparse.Namespace, out: Path, shown: Callable[[Path], Path]) ->
     print("== last message position of the compacted topic (PIP-429)")
     print(f"   {describe(runner.last_message_position(runner.output(out, 'compacted')))}")
     report = out / "report.html"
-    report.write_text(render_html(st, "pulsar-entries demo topic"))
-    print(f"== report written to {shown(report)}")
-    demo_real_pulsar(args, runner, out, shown)
+    try:
+        require_matplotlib()
+    except CliError as e:
+        charts = False
+        print(f"== report: skipped ({e})")
+    else:
+        charts = True
+        report.write_text(render_html(st, "pulsar-entries demo topic"))
+        print(f"== report written to {shown(report)}")
+    real = demo_real_pulsar(args, runner, out, shown)
+    if real is not None and charts:
+        report.write_text(render_html(st, "pulsar-entries demo topic", real=real))
+        print(f"== report: charts of the real Pulsar topic added to {shown(report)}")
 
 
 def _print_offload(engine: Engine, entries: pa.Table, offload_dir: Path) -> None:

@@ -105,18 +105,20 @@ def skip_reason(args: argparse.Namespace) -> str | None:
     return None
 
 
-def demo_real_pulsar(args: argparse.Namespace, runner: Engine, out: Path, shown: Callable[[Path], Path]) -> None:
-    """The demo's real-Pulsar step, or one line saying why it is skipped."""
+def demo_real_pulsar(
+    args: argparse.Namespace, runner: Engine, out: Path, shown: Callable[[Path], Path]
+) -> pa.Table | None:
+    """The demo's real-Pulsar step, or one line saying why it is skipped; the rows it read, if it ran."""
     reason = skip_reason(args)
     if reason is not None:
         print(f"== real Pulsar: skipped ({reason}); the demo ran on generated sample data only")
-        return
+        return None
     print(f"== real Pulsar: a topic written through a {PULSAR_VERSION} standalone, read from its storage")
     try:
         lib = resolve_lib(progress=lambda line: print(f"   {line}", flush=True))
     except (StandaloneError, OSError) as e:
         print(f"   skipped (Maven could not resolve the Pulsar jars: {e}); the demo ran on generated sample data only")
-        return
+        return None
     print(f"   jars: {lib} ({sum(1 for _ in lib.glob('*.jar'))} jars)")
     workdir = Path(tempfile.mkdtemp(prefix="pulsar-entries-demo-"))
     standalone = None
@@ -152,6 +154,7 @@ def demo_real_pulsar(args: argparse.Namespace, runner: Engine, out: Path, shown:
             _stream(runner, standalone, len(written), out, shown)
             total += STREAM_MESSAGES
         _export(standalone, total, out, shown)
+        return rows
     finally:
         if standalone is not None:
             standalone.stop()

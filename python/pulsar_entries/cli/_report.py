@@ -1,12 +1,13 @@
 """Topic statistics (the CLI's `inspect`), computed in-process from Arrow
 tables or on Spark with aggregations that return only small results, then
-rendered as text or as a self-contained HTML page with SVG charts."""
+rendered as text or as a self-contained HTML page with charts (:mod:`._charts`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import html
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,14 @@ import pyarrow.compute as pc
 from ._output import HTML_MARK
 
 QUANTILES = (0.0, 0.5, 0.9, 1.0)
+#: At most this many publish-time bins; each is a round width (:data:`ROUND_MS`) aligned to the epoch.
 RATE_BUCKETS = 60
+ROUND_MS = tuple(
+    [m * 10**e for e in range(3) for m in (1, 2, 5)]
+    + [1_000 * s for s in (1, 2, 5, 10, 15, 30)]
+    + [60_000 * m for m in (1, 2, 5, 10, 15, 30)]
+    + [3_600_000 * h for h in (1, 2, 3, 6, 12, 24)]
+)
 
 
 @dataclass
@@ -41,10 +49,11 @@ class Stats:
     processors: dict[str, int] = field(default_factory=dict)  # rows per payload processor
     transactions: dict[str, int] = field(default_factory=dict)  # rows per transaction status
     errors: list[tuple[int, int, str]] = field(default_factory=list)
+    errors_per_ledger: dict[int, int] = field(default_factory=dict)  # error rows per ledger
     # Histograms: entry sizes and value sizes by power of two; messages per publish-time bucket.
     entry_size_hist: dict[int, int] = field(default_factory=dict)
     value_size_hist: dict[int, int] = field(default_factory=dict)
-    rate: list[tuple[int, int]] = field(default_factory=list)  # (bucket start ms, messages)
+    rate: list[tuple[int, int]] = field(default_factory=list)  # (bin start, ms since the epoch; messages)
     rate_bucket_ms: int = 0
 
 
@@ -60,9 +69,15 @@ def _exact_quantiles(values: list[int]) -> list[int]:
 
 
 def _bucket_ms(lo: int | None, hi: int | None) -> int:
+    """The narrowest round bin width that covers ``lo..hi`` (ms) in at most :data:`RATE_BUCKETS`
+    epoch-aligned bins; whole days beyond the widest round width."""
     if lo is None or hi is None:
         return 0
-    return max(1, math.ceil((hi - lo + 1) / RATE_BUCKETS))
+    for w in ROUND_MS:
+        if hi // w - lo // w + 1 <= RATE_BUCKETS:
+            return w
+    day = ROUND_MS[-1]
+    return day * max(1, math.ceil((hi // day - lo // day + 1) / RATE_BUCKETS))
 
 
 def stats_from_arrow(entries: pa.Table, messages: pa.Table) -> Stats:
@@ -106,19 +121,27 @@ def stats_from_arrow(entries: pa.Table, messages: pa.Table) -> Stats:
         for v in good[col].to_pylist():
             if v is not None:
                 counts[v] = counts.get(v, 0) + 1
-    st.rate_bucket_ms = _bucket_ms(*st.publish_range)
-    lo = st.publish_range[0]
-    if st.rate_bucket_ms and lo is not None:
-        buckets: dict[int, int] = {}
-        for t in pc.cast(good["publish_time"], pa.int64()).to_pylist():
-            b = lo + (t - lo) // st.rate_bucket_ms * st.rate_bucket_ms
-            buckets[b] = buckets.get(b, 0) + 1
-        st.rate = sorted(buckets.items())
+    st.rate_bucket_ms, st.rate = rate_bins(pc.cast(good["publish_time"], pa.int64()).to_pylist())
     st.errors = [
         (r["ledger_id"], r["entry_id"], r["error"])
         for r in bad.select(["ledger_id", "entry_id", "error"]).to_pylist()[:10]
     ]
+    for ledger in bad["ledger_id"].to_pylist():
+        st.errors_per_ledger[ledger] = st.errors_per_ledger.get(ledger, 0) + 1
     return st
+
+
+def rate_bins(times_ms: Sequence[int | None]) -> tuple[int, list[tuple[int, int]]]:
+    """The bin width (:func:`_bucket_ms`) and the (bin start, count) pairs of ``times_ms``."""
+    known = [t for t in times_ms if t is not None]
+    if not known:
+        return 0, []
+    width = _bucket_ms(min(known), max(known))
+    bins: dict[int, int] = {}
+    for t in known:
+        b = t // width * width
+        bins[b] = bins.get(b, 0) + 1
+    return width, sorted(bins.items())
 
 
 def stats_from_spark(entries: Any, messages: Any) -> Stats:
@@ -183,15 +206,15 @@ def stats_from_spark(entries: Any, messages: Any) -> Stats:
     ):
         st.value_size_hist[int(r["b"])] = r["count"]
     st.rate_bucket_ms = _bucket_ms(*st.publish_range)
-    lo = st.publish_range[0]
-    if st.rate_bucket_ms and lo is not None:
+    if st.rate_bucket_ms:
         width = st.rate_bucket_ms
-        bucket = F.lit(lo) + F.floor((F.round(F.col("publish_time").cast("double") * 1000) - lo) / width) * width
+        bucket = F.floor(F.round(F.col("publish_time").cast("double") * 1000) / width) * width
         st.rate = sorted((int(r["b"]), r["count"]) for r in good.groupBy(bucket.alias("b")).count().collect())
+    bad = messages.filter(F.col("error").isNotNull())
     st.errors = [
-        (r["ledger_id"], r["entry_id"], r["error"])
-        for r in messages.filter(F.col("error").isNotNull()).orderBy("ledger_id", "entry_id").limit(10).collect()
+        (r["ledger_id"], r["entry_id"], r["error"]) for r in bad.orderBy("ledger_id", "entry_id").limit(10).collect()
     ]
+    st.errors_per_ledger = {r["ledger_id"]: r["count"] for r in bad.groupBy("ledger_id").count().collect()}
     messages.unpersist()
     return st
 
@@ -249,50 +272,64 @@ def render_text(st: Stats) -> str:
     return "\n".join(lines)
 
 
-def _svg_bars(title: str, bars: list[tuple[str, int]], width: int = 640, height: int = 220) -> str:
-    """A small SVG bar chart; no plotting library needed for a report this size."""
-    if not bars:
-        return f"<p>{html.escape(title)}: no data</p>"
-    top = max(v for _, v in bars) or 1
-    pad, chart_h = 40, height - 60
-    bw = (width - 2 * pad) / len(bars)
-    parts = [f'<svg width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg" role="img">']
-    parts.append(f'<text x="{pad}" y="16" font-size="13" font-weight="bold">{html.escape(title)}</text>')
-    for i, (label, v) in enumerate(bars):
-        h = chart_h * v / top
-        x, y = pad + i * bw, 30 + chart_h - h
-        parts.append(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(bw - 1, 1):.1f}" height="{h:.1f}" fill="#4a7ab7">'
-            f"<title>{html.escape(label)}: {v:,}</title></rect>"
-        )
-    step = max(1, len(bars) // 8)
-    for i in range(0, len(bars), step):
-        parts.append(f'<text x="{pad + i * bw:.1f}" y="{height - 12}" font-size="10">{html.escape(bars[i][0])}</text>')
-    parts.append(f'<text x="4" y="36" font-size="10">{top:,}</text></svg>')
-    return "".join(parts)
+def render_html(st: Stats, title: str = "pulsar-entries topic report", real: pa.Table | None = None) -> str:
+    """One self-contained HTML page: the inspect figures, then a chart of each (:mod:`._charts`); with
+    ``real``, rows read from a real Pulsar topic (``publish_time`` and ``key`` columns), charts of those too."""
+    from . import _charts as c
 
-
-def _size_label(b: int) -> str:
-    n = 1 << b
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024:
-            return f"{n}{unit}"
-        n //= 1024
-    return f"{n}TiB"
-
-
-def render_html(st: Stats, title: str = "pulsar-entries topic report") -> str:
-    rate_bars = [(_fmt_ms(t)[11:19], n) for t, n in st.rate]
-    entry_bars = [(f"≥{_size_label(b)}", st.entry_size_hist[b]) for b in sorted(st.entry_size_hist)]
-    value_bars = [(f"≥{_size_label(b)}", st.value_size_hist[b]) for b in sorted(st.value_size_hist)]
-    per = f"{st.rate_bucket_ms / 1000:g} s" if st.rate_bucket_ms else "-"
+    # The processor column names the payload format of each row (pulsar, kafka, ...).
+    formats = {printable(k): v for k, v in sorted(st.processors.items())}
+    if st.messages > sum(formats.values()):
+        formats["(no processor)"] = st.messages - sum(formats.values())
+    errors = sorted(st.errors_per_ledger.items(), key=lambda kv: (-kv[1], kv[0]))[:30]
+    charts = [
+        c.time_bars("rate", "Publish rate", st.rate, st.rate_bucket_ms, "messages"),
+        c.size_bars("entry-sizes", "Entry sizes", st.entry_size_hist, "entries", "entry size (power-of-two classes)"),
+        c.size_bars(
+            "value-sizes", "Message value sizes", st.value_size_hist, "messages", "value size (power-of-two classes)"
+        ),
+        c.category_bars("codecs", "Codec mix (entries per compression codec)", sorted(st.codecs.items()), "entries"),
+        c.category_bars(
+            "formats",
+            "Pulsar and Kafka rows (rows per payload format)",
+            [(k, v) for k, v in formats.items() if v],
+            "rows",
+        ),
+        c.category_bars("transactions", "Transaction outcomes", sorted(st.transactions.items()), "rows"),
+        c.category_bars(
+            "errors",
+            "Error rows per ledger" + (" (the 30 with most)" if len(st.errors_per_ledger) > 30 else ""),
+            [(f"ledger {ledger}", n) for ledger, n in errors],
+            "error rows",
+            color=c.ERROR,
+        ),
+    ]
+    if real is not None:
+        charts += _real_charts(real, c)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'>{HTML_MARK}"
         f"<title>{html.escape(title)}</title>"
-        "<style>body{font-family:sans-serif;margin:2em}pre{background:#f4f4f4;padding:1em}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><pre>{html.escape(render_text(st))}</pre>"
-        + _svg_bars(f"Publish rate (messages per {per})", rate_bars)
-        + _svg_bars("Entry sizes (entries per size class)", entry_bars)
-        + _svg_bars("Message value sizes (messages per size class)", value_bars)
-        + "</body></html>"
+        "<style>body{font-family:sans-serif;margin:2em;max-width:60em}pre{background:#f4f4f4;padding:1em}"
+        "figure{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:.3em}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1><pre>{html.escape(render_text(st))}</pre>" + "".join(charts) + "</body></html>"
     )
+
+
+def _real_charts(rows: pa.Table, c: Any) -> list[str]:
+    times = pc.cast(pc.cast(rows["publish_time"], pa.timestamp("ms", "UTC")), pa.int64()).to_pylist()
+    width, bins = rate_bins(times)
+    keys: dict[str, int] = {}
+    for k in rows["key"].to_pylist():
+        label = "(no key)" if k is None else printable(k)
+        keys[label] = keys.get(label, 0) + 1
+    top = sorted(keys.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+    return [
+        "<h2>The real Pulsar topic</h2>",
+        c.time_bars("real-rate", f"Real Pulsar topic: publish rate ({rows.num_rows:,} rows)", bins, width, "messages"),
+        c.category_bars(
+            "real-keys",
+            "Real Pulsar topic: messages per key" + (f" (the 20 with most of {len(keys)})" if len(keys) > 20 else ""),
+            top,
+            "messages",
+        ),
+    ]

@@ -207,7 +207,7 @@ def test_decode_both_engines(tmp_path, capsys, spark):
     assert main(["generate", str(tmp_path / "topic"), "--entries", "50"]) == 0
     entries = str(tmp_path / "topic" / "entries")
     assert main(["--engine", "local", "decode", entries, str(tmp_path / "m.parquet")]) == 0
-    assert main(["decode", entries, str(tmp_path / "m-spark")]) == 0
+    assert main(["--engine", "spark", "decode", entries, str(tmp_path / "m-spark")]) == 0
     local = pq.read_table(tmp_path / "m.parquet")
     on_spark = pq.read_table(tmp_path / "m-spark")
     assert local.num_rows == on_spark.num_rows > 50
@@ -403,3 +403,49 @@ def test_install_hints_fit_how_the_package_was_installed(monkeypatch):
     ]:
         monkeypatch.setattr(_install, "distribution", lambda _name, d=direct: Dist(d))
         assert _install.install_hint("cluster") == want
+
+
+def test_the_default_engine_runs_a_small_input_in_process_and_says_so(tmp_path, capsys):
+    assert main(["generate", str(tmp_path / "t"), "--entries", "50"]) == 0
+    capsys.readouterr()
+    assert main(["decode", str(tmp_path / "t" / "entries"), str(tmp_path / "m.parquet")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("engine: local, in process (auto: input ") and "--engine spark runs it on Spark" in err
+    assert pq.read_table(tmp_path / "m.parquet").num_rows > 50  # one Parquet file: the local engine's output
+    assert main(["--quiet", "decode", str(tmp_path / "t" / "entries"), str(tmp_path / "q.parquet")]) == 0
+    assert "engine:" not in capsys.readouterr().err
+
+
+def test_the_engine_rule(tmp_path, monkeypatch):
+    """auto: Spark past the local limit, with --master and for the demo; in process otherwise, and
+    always without pyspark. A topic is measured by its ledgers' sizes in the metadata store."""
+    import importlib.util
+
+    from pulsar_entries._cluster.layout import Ledger, Partition, TopicLayout
+    from pulsar_entries.cli import _engines
+    from pulsar_entries.cli._topic import ClusterTopic
+
+    assert main(["generate", str(tmp_path / "t"), "--entries", "50"]) == 0
+    src = str(tmp_path / "t" / "entries")
+    size = sum(p.stat().st_size for p in (tmp_path / "t" / "entries").rglob("*") if p.is_file())
+    pick = _engines.pick_engine
+    assert _engines.input_size(src) == (size, "input")
+    assert pick("auto", command="decode", master_given=False, source=src)[0] == "local"
+    monkeypatch.setattr(_engines, "LOCAL_MAX_BYTES", size - 1)
+    name, why = pick("auto", command="decode", master_given=False, source=src)
+    assert name == "spark" and why.startswith(f"auto: input {size / 2**20:,.1f} MiB, over ")
+    monkeypatch.setattr(_engines, "LOCAL_MAX_BYTES", size)
+    assert pick("auto", command="inspect", master_given=False, source=src)[0] == "local"
+    assert pick("auto", command="decode", master_given=True, source=src) == ("spark", "--master given")
+    assert pick("auto", command="demo", master_given=False, source=None)[0] == "spark"
+    assert pick("local", command="demo", master_given=True, source=None) == ("local", "--engine local")
+    ledgers = [Ledger(7, 10, 600, None), Ledger(8, 0, 0, None)]  # the open ledger: size 0 until it closes
+    topic = ClusterTopic("persistent://a/b/c", {}, {}, _layout=TopicLayout("c", [Partition("c", -1, ledgers)], {}))
+    assert _engines.input_size(topic) == (600, "topic of 2 ledgers")
+    monkeypatch.setattr(_engines, "LOCAL_MAX_BYTES", 599)
+    assert pick("auto", command="compact", master_given=False, source=topic)[0] == "spark"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else object())
+    assert pick("auto", command="decode", master_given=False, source=topic) == (
+        "local",
+        "auto: pyspark is not installed",
+    )

@@ -1,8 +1,10 @@
 """The `pulsar-entries` command line.
 
-Runs on embedded local Spark by default; `--master` points it at a cluster and
-`--engine local` runs in-process on Arrow tables, without Spark (or pyspark),
-for small inputs. Errors are one line on stderr and a non-zero exit; `--debug`
+`--engine auto` (the default) runs in process on Arrow tables when the input
+fits this machine (at most 1 GiB, or a sixteenth of its memory) or pyspark is
+missing, and on Spark for larger inputs, with `--master`, and for the demo;
+the line `engine: ...` on stderr says which and why. `--engine local` and
+`--engine spark` choose. Errors are one line on stderr and a non-zero exit; `--debug`
 shows the traceback.
 """
 
@@ -43,14 +45,17 @@ def add_global_options(p: argparse.ArgumentParser, *, top: bool) -> None:
     p.add_argument("--quiet", action="store_true", default=default(False), help="no progress bars")
     p.add_argument(
         "--engine",
-        choices=("spark", "local"),
-        default=default("spark"),
-        help="spark (default): run on Spark; local: in-process on Arrow tables, for small inputs",
+        choices=("auto", "local", "spark"),
+        default=default("auto"),
+        help="auto (default): in process when the input is at most 1 GiB (or 1/16 of this machine's memory) or "
+        "pyspark is missing, else Spark; Spark with --master and for the demo. local: in process on Arrow "
+        "tables; spark: on Spark",
     )
     p.add_argument(
         "--master",
         default=default("local[*]"),
-        help="Spark master URL (default local[*]: embedded Spark); e.g. yarn, spark://host:7077, k8s://...",
+        help="Spark master URL (default local[*]: embedded Spark); e.g. yarn, spark://host:7077, k8s://...; "
+        "with --engine auto, giving it runs on Spark",
     )
 
 
@@ -67,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pulsar-entries",
         description="Decode, inspect, compact and generate Apache Pulsar stored entries, outside the broker. "
-        "Runs on embedded local Spark by default.",
+        "Runs in process for inputs that fit this machine, on Spark for larger ones (--engine).",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     add_global_options(p, top=True)
@@ -195,9 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    args.engine_given = any(
-        a == "--engine" or a.startswith("--engine=") for a in (sys.argv[1:] if argv is None else argv)
-    )
+    given = sys.argv[1:] if argv is None else argv
+    args.master_given = any(a == "--master" or a.startswith("--master=") for a in given)
     if getattr(args, "topic_input", None) is not None:  # --topic T stands for IN
         parser, has_out = args.topic_input
         topic_option_as_input(parser, args, out=has_out)

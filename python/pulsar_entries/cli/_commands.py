@@ -18,16 +18,28 @@ from .._compaction import MessagePosition
 from .._sample import generate_topic
 from .._times import parse_time
 from ..offload import write_offloaded_ledgers
-from ._engines import Engine, engine_for
+from ._engines import Engine, engine_for, pick_engine
 from ._errors import CliError
 from ._output import marked, staged
 from ._report import render_html, render_text
 from ._topic import ClusterTopic, crypto_key_files, inputs, source
 
 
-def engine(args: argparse.Namespace) -> Engine:
-    """The engine of this run; Spark starts only when a step needs it."""
-    return engine_for(args.engine, progress=progress(args), master=args.master, debug=args.debug)
+def engine(args: argparse.Namespace, src: Any = None) -> Engine:
+    """The engine of this run, chosen once (:func:`._engines.pick_engine`; ``src`` is the command's
+    input) and said on stderr when ``--engine`` was left to ``auto``. Spark starts only when a step
+    needs it."""
+    chosen = getattr(args, "chosen_engine", None)
+    if chosen is None:
+        name, why = pick_engine(
+            args.engine, command=args.command, master_given=getattr(args, "master_given", False), source=src
+        )
+        if args.engine == "auto" and not args.quiet:
+            import sys
+
+            print(f"engine: {'Spark' if name == 'spark' else 'local, in process'} ({why})", file=sys.stderr)
+        chosen = args.chosen_engine = engine_for(name, progress=progress(args), master=args.master, debug=args.debug)
+    return chosen
 
 
 def progress(args: argparse.Namespace) -> bool:
@@ -114,8 +126,8 @@ def typed_schema(args: argparse.Namespace, src: Any) -> Any:
 
 def cmd_decode(args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    runner = engine(args)
     src = source(args)  # a misused option is reported before anything about OUT
+    runner = engine(args, src)
     schema = typed_schema(args, src)
     options: dict[str, Any] = dict(
         verify_checksum=not args.no_verify, keep_markers=args.keep_markers, utf8_errors=args.utf8_errors
@@ -165,7 +177,7 @@ def cmd_inspect(args: argparse.Namespace) -> None:
         else nullcontext("")
     )
     with report as tmp:  # checked before any work
-        st = engine(args).stats(src)
+        st = engine(args, src).stats(src)
         print(render_text(st))
         if args.html:
             Path(tmp).write_text(render_html(st, f"pulsar-entries: {args.input}"))
@@ -198,9 +210,9 @@ def parse_strategy(spec: str | None) -> Any:
 def cmd_compact(args: argparse.Namespace) -> None:
     out = Path(args.out)
     strategy = parse_strategy(args.strategy)
-    runner = engine(args)
     names = {"compacted": "compacted", "records": "ledger-records", "view": "view"}
     src = source(args)
+    runner = engine(args, src)
     with staged(out, inputs=inputs(args), directory=True, overwrite=args.overwrite) as tmp:
         done = runner.compact(
             src,
@@ -232,7 +244,7 @@ def cmd_last_id(args: argparse.Namespace) -> None:
         # The compacted ledger, the topic and the horizon, all from the cluster (read on this machine).
         position = src.last_message_position(read_compacted=not args.no_read_compacted)
     else:
-        position = engine(args).last_message_position(
+        position = engine(args, src).last_message_position(
             src, topic=args.topic, read_compacted=not args.no_read_compacted, horizon=horizon
         )
     print(describe(position))
@@ -245,6 +257,7 @@ def cmd_seek(args: argparse.Namespace) -> None:
         raise CliError(
             f"--time must be ms since the epoch or ISO-8601 (2026-01-31T12:00:00Z), not {args.time!r}"
         ) from None
-    for r in engine(args).seek(source(args), t):
+    src = source(args)
+    for r in engine(args, src).seek(src, t):
         prefix = "" if r.partition < 0 else f"partition {r.partition}: "
         print(f"{prefix}{r.ledger_id}:{r.entry_id}" + (f" {r.note}" if r.note else ""))

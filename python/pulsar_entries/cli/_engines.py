@@ -465,6 +465,68 @@ class SparkEngine(Engine):
         return ps.last_message_position(self.entries(source))
 
 
+#: ``--engine auto`` runs in process when the input is at most this many bytes: 1 GiB, or a sixteenth of
+#: this machine's memory when that is less. The local engine holds the input and its decoded rows (about
+#: three to four times the input) in memory, and starts in well under a second where Spark takes ten or
+#: more; past this size Spark's partitioned, spilling plan is the safer choice.
+LOCAL_MAX_BYTES = 2**30
+
+
+def local_limit() -> int:
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return LOCAL_MAX_BYTES
+    return min(LOCAL_MAX_BYTES, max(memory // 16, 64 * 2**20))
+
+
+def mib(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB"
+
+
+def input_size(source: str | Path | ClusterTopic) -> tuple[int, str]:
+    """The bytes ``source`` holds and what was measured: the entry files and offload objects under a
+    path, or a topic's ledgers as the metadata store sizes them (an open ledger counts 0 there: its
+    size is written when it closes)."""
+    if isinstance(source, ClusterTopic):
+        ledgers = [ledger for part in source.layout().partitions for ledger in part.ledgers]
+        return sum(max(0, ledger.size) for ledger in ledgers), f"topic of {len(ledgers)} ledgers"
+    import pyarrow.fs as pafs
+
+    from .._inputs import filesystem_from_uri
+
+    path = str(source)
+    fs, root = filesystem_from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.File:
+        return info.size or 0, "input"
+    found = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    return sum(i.size or 0 for i in found if i.type == pafs.FileType.File), "input"
+
+
+def pick_engine(
+    requested: str, *, command: str, master_given: bool, source: str | Path | ClusterTopic | None
+) -> tuple[str, str]:
+    """The engine to run on and why. ``auto`` (the default) runs on Spark when ``--master`` is given or
+    for the demo (it shows the Spark path), and otherwise in process when pyspark is missing or the
+    input is at most :func:`local_limit` bytes, on Spark when it is larger."""
+    if requested != "auto":
+        return requested, f"--engine {requested}"
+    if master_given:
+        return "spark", "--master given"
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
+        return "local", "auto: pyspark is not installed"
+    if command == "demo" or source is None:
+        return "spark", "auto: the demo runs its steps on Spark; --engine local runs them in process"
+    size, what = input_size(source)
+    limit = local_limit()
+    if size <= limit:
+        return "local", f"auto: {what} {mib(size)}, at most {mib(limit)}; --engine spark runs it on Spark"
+    return "spark", f"auto: {what} {mib(size)}, over {mib(limit)}; --engine local runs it in process"
+
+
 def engine_for(name: str, *, progress: bool, master: str, debug: bool = False) -> Engine:
     """The engine ``--engine`` names."""
     if name == "local":

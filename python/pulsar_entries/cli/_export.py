@@ -91,7 +91,7 @@ def progress_line(total: Any, lag: int, rate: float, *, upsert: bool = False, ba
 def cmd_export(args: argparse.Namespace) -> None:
     from ..export import ExportError, ExportStats, export_topic
 
-    if args.engine == "spark" and args.engine_given:
+    if args.engine == "spark":
         raise CliError(
             "export --engine spark is not available yet: export runs in process (drop --engine); on Spark, "
             "stream the topic with spark.readStream.format('pulsar') into Spark's Delta or Iceberg sink"

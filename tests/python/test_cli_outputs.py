@@ -404,7 +404,10 @@ def test_local_engine_never_needs_pyspark_and_spark_says_what_to_install(topic_d
     ):
         done = run(*args)
         assert done.returncode == 0, (args, done.stderr)
-    line = error_line(run("decode", str(topic_dir), str(tmp_path / "s")))
+    # The default engine stays in process when pyspark is missing; asked for, Spark says what to install.
+    auto = run("decode", str(topic_dir), str(tmp_path / "auto.parquet"))
+    assert auto.returncode == 0 and auto.stderr == "engine: local, in process (auto: pyspark is not installed)\n"
+    line = error_line(run("--engine", "spark", "decode", str(topic_dir), str(tmp_path / "s")))
     # The hint fits how this package was installed (by name from a wheel, by its directory from a checkout).
     from pulsar_entries._install import install_hint
 

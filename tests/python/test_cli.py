@@ -449,3 +449,48 @@ def test_the_engine_rule(tmp_path, monkeypatch):
         "local",
         "auto: pyspark is not installed",
     )
+
+
+def _on_a_terminal(*args: str) -> tuple[int, str]:
+    """The CLI with stderr on a pseudo-terminal: (exit status, what it drew there)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))  # 40 rows, 160 columns
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "pulsar_entries", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+            timeout=300,
+        )
+        os.close(follower)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child side is closed and everything was read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(leader)
+    return run.returncode, drawn.decode("utf-8", "replace")
+
+
+def test_progress_bars_on_a_terminal_and_quiet_otherwise(tmp_path):
+    assert main(["generate", str(tmp_path / "t"), "--entries", "300"]) == 0
+    entries = str(tmp_path / "t" / "entries")
+    rc, drawn = _on_a_terminal("--engine", "local", "decode", entries, str(tmp_path / "m.parquet"))
+    assert rc == 0 and "decode: 100%|" in drawn and "300/300 [" in drawn and " MiB/s]" in drawn, drawn
+    rc, drawn = _on_a_terminal("--engine", "local", "compact", entries, str(tmp_path / "c"))
+    for step in ("compact 1/3: transactions: ", "compact 2/3: latest per key: 100%|", "compact 3/3: write: 100%|"):
+        assert step in drawn, drawn
+    rc, drawn = _on_a_terminal("--quiet", "--engine", "local", "decode", entries, str(tmp_path / "q.parquet"))
+    assert rc == 0 and drawn == "", drawn
+    run = run_cli("decode", entries, str(tmp_path / "p.parquet"))  # stderr is a pipe: no bar
+    assert run.stderr == ""

@@ -167,8 +167,11 @@ def test_a_table_takes_new_and_widened_columns_and_refuses_a_changed_type(tmp_pa
         assert table.progress("t") == Progress("t", 2, {"t": (1, 2)}, {"t": (1, 2)})
 
 
-def test_the_export_progress_line_and_bar() -> None:
-    from pulsar_entries.cli._export import progress_line
+def test_the_export_progress_line_and_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    """Logs get one line per commit; a terminal gets a tqdm bar of the entries exported against those
+    plus the lag, with bytes, rates, time left and the commit's figures."""
+    from pulsar_entries.cli._export import commit_note, progress_line
+    from pulsar_entries.cli._progress import Bar
     from pulsar_entries.export import ExportStats
 
     total = ExportStats(commits=3, entries=750, rows=7500, dead_letters=2, bytes=3 * 2**20)
@@ -176,6 +179,16 @@ def test_the_export_progress_line_and_bar() -> None:
     assert plain == (
         "export: 3 commits, 750 entries, 3.0 MiB, 7,500 rows, 2 dead letters, lag 250 entries, 1,234 entries/s"
     )
-    bar = progress_line(total, 250, 1234.4, upsert=True, bar=True)
-    assert bar.startswith("export [##################......]  75% 3 commits") and ", 0 deleted," in bar
-    assert progress_line(total, 0, 1.0, bar=True).startswith("export [########################] 100%")
+    note = commit_note(total, 250, upsert=True)
+    assert note == "3 commits, 7,500 rows, 0 deleted, 2 dead letters, lag 250"
+    bar = Bar(True, "export")
+    bar.set_total(1_000)
+    bar.update(750, 3 * 2**20, note=note)
+    bar.close()
+    drawn = capsys.readouterr().err.split("\r")[-1]
+    assert drawn.startswith("export:  75%|") and "| 750/1.00k [00:00<00:00, " in drawn, drawn
+    assert " entries/s, 3.0 MiB, " in drawn and drawn.rstrip().endswith(f" MiB/s, {note}]"), drawn
+    quiet = Bar(False, "export", total=10)
+    quiet.update(10, 100)
+    quiet.close()
+    assert capsys.readouterr().err == "" and quiet.bytes == 100

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -602,8 +602,10 @@ def read_layout(
     timeout: float = 30.0,
     deadline: float | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    on_table: Callable[[pa.Table], None] | None = None,
 ) -> pa.Table:
-    """The entries of a resolved layout, as :func:`read_topic` gives them."""
+    """The entries of a resolved layout, as :func:`read_topic` gives them; ``on_table`` sees each
+    table of entries as it is read (for a progress bar)."""
     tables = _layout_tables(
         layout,
         start_message_id=start_message_id,
@@ -619,7 +621,12 @@ def read_layout(
     )
     # One chunk per table in every column, and no empty chunks: consumers that walk the record
     # batches (PySpark's createDataFrame stops at an empty one) see every row.
-    return pa.Table.from_batches([b for t in tables for b in _single_chunks(t).to_batches()], schema=ENTRY_SCHEMA)
+    batches = []
+    for t in tables:
+        batches += _single_chunks(t).to_batches()
+        if on_table is not None:
+            on_table(t)
+    return pa.Table.from_batches(batches, schema=ENTRY_SCHEMA)
 
 
 def _layout_tables(

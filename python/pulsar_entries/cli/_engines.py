@@ -33,6 +33,7 @@ from .._install import install_hint
 from .._table_view import TableView
 from ._errors import CliError
 from ._output import marked
+from ._progress import Bar, data_bytes
 from ._report import Stats, stats_from_arrow
 from ._topic import ClusterTopic
 
@@ -198,22 +199,11 @@ class LocalEngine(Engine):
         opts = _native.DecodeOptions(**options)
         step = 4096
         parts = []
-        for start in range(0, max(entries.num_rows, 1), step):
-            parts.append(
-                decode_carrying(entries.slice(start, step), options=opts, processors=processors, crypto_keys=keys)
-            )
-            if self.progress:
-                done = min(entries.num_rows, start + step)
-                width = 30
-                filled = width * done // max(entries.num_rows, 1)
-                print(
-                    f"\r  decoding [{'#' * filled}{'.' * (width - filled)}] {done:,}/{entries.num_rows:,} entries",
-                    end="",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        if self.progress:
-            print(file=sys.stderr)
+        with Bar(self.progress, "decode", total=entries.num_rows) as bar:
+            for start in range(0, max(entries.num_rows, 1), step):
+                piece = entries.slice(start, step)
+                parts.append(decode_carrying(piece, options=opts, processors=processors, crypto_keys=keys))
+                bar.update(piece.num_rows, data_bytes(piece))
         return pa.concat_tables(parts)
 
     def decode(self, source: str | Path, out: str | Path, **options: Any) -> tuple[int, int]:
@@ -241,12 +231,22 @@ class LocalEngine(Engine):
 
         # The TXN_ABORT markers come after their messages: find the aborted transactions first (a pass
         # over the entries' metadata), so that their messages are skipped as `compact` skips them.
-        aborted = sorted({t for batch in batches() for t in _native.aborted_transactions(batch)})
-        compactor = Compactor(**options, aborted_transactions=aborted)
+        def passes(what: str, total: int | None) -> Iterator[pa.RecordBatch]:
+            with Bar(self.progress, what, total=total) as bar:
+                for batch in batches():
+                    yield batch
+                    bar.update(batch.num_rows, data_bytes(batch))
+
+        aborted: set[tuple[int, int]] = set()
+        count = 0
+        for batch in passes("compact 1/3: transactions", None):
+            aborted.update(_native.aborted_transactions(batch))
+            count += batch.num_rows
+        compactor = Compactor(**options, aborted_transactions=sorted(aborted))
         # Two passes over the files: memory is bounded by the number of keys, not the topic.
-        for batch in batches():
+        for batch in passes("compact 2/3: latest per key", count):
             compactor.observe(batch)
-        parts = [compactor.write(batch) for batch in batches()]
+        parts = [compactor.write(batch) for batch in passes("compact 3/3: write", count)]
         if not parts:  # no entries: empty outputs, as on Spark
             parts = [compactor.write(pa.RecordBatch.from_pylist([], schema=empty))]
         compacted = pa.concat_tables(parts)

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from ._errors import CliError
+from ._progress import Bar
 from ._topic import (
     add_cluster_options,
     add_crypto_option,
@@ -72,20 +73,24 @@ def add_export_parser(sub: Any) -> None:
     e.set_defaults(func=cmd_export)
 
 
-def progress_line(total: Any, lag: int, rate: float, *, upsert: bool = False, bar: bool = False) -> str:
-    """One progress line of an export: entries, bytes, rows, dead letters, lag and rate; with ``bar`` (a
-    terminal) led by a bar of the entries exported this run against those plus the lag."""
-    line = (
-        f"{total.commits} commits, {total.entries:,} entries, {total.bytes / 2**20:,.1f} MiB, {total.rows:,} rows"
+def progress_line(total: Any, lag: int, rate: float, *, upsert: bool = False) -> str:
+    """One progress line of an export, as logs get it: entries, bytes, rows, dead letters, lag and rate."""
+    return (
+        f"export: {total.commits} commits, {total.entries:,} entries, {total.bytes / 2**20:,.1f} MiB, "
+        f"{total.rows:,} rows"
         + (f", {total.deleted:,} deleted" if upsert else "")
         + f", {total.dead_letters:,} dead letters, lag {lag:,} entries, {rate:,.0f} entries/s"
     )
-    if not bar:
-        return "export: " + line
-    width = 24
-    done = total.entries / max(1, total.entries + lag)
-    filled = min(width, int(done * width))
-    return f"export [{'#' * filled}{'.' * (width - filled)}] {done:4.0%} " + line
+
+
+def commit_note(total: Any, lag: int, *, upsert: bool = False) -> str:
+    """What a terminal's export bar adds after its entries, bytes, rates and time left."""
+    return (
+        f"{total.commits} commits, {total.rows:,} rows"
+        + (f", {total.deleted:,} deleted" if upsert else "")
+        + (f", {total.dead_letters:,} dead letters" if total.dead_letters else "")
+        + f", lag {lag:,}"
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> None:
@@ -110,14 +115,18 @@ def cmd_export(args: argparse.Namespace) -> None:
     tty = sys.stderr.isatty() and not args.quiet
     started = time.monotonic()
     total = ExportStats()
+    bar = Bar(tty, "export")
 
     def show(s: ExportStats) -> None:
         total.add(s)
         if args.quiet:
             return
+        if tty:  # a bar of the entries exported against those plus the lag, with the commit's figures
+            bar.set_total(total.entries + s.lag_entries)
+            bar.update(s.entries, s.bytes, note=commit_note(total, s.lag_entries, upsert=args.mode == "upsert"))
+            return
         rate = total.entries / max(1e-9, time.monotonic() - started)
-        line = progress_line(total, s.lag_entries, rate, upsert=args.mode == "upsert", bar=tty)
-        print(("\r" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+        print(progress_line(total, s.lag_entries, rate, upsert=args.mode == "upsert"), file=sys.stderr, flush=True)
 
     try:
         export_topic(
@@ -143,16 +152,13 @@ def cmd_export(args: argparse.Namespace) -> None:
             **read,
         )
     except KeyboardInterrupt:
-        if tty:
-            print(file=sys.stderr)
+        bar.close()
         print(f"export stopped: the table holds what its {total.commits} commits of this run recorded", file=sys.stderr)
         raise
     except (ExportError, ValueError) as e:
-        if tty and total.commits:
-            print(file=sys.stderr)
+        bar.close()
         raise CliError(str(e)) from None
-    if tty and total.commits:
-        print(file=sys.stderr)
+    bar.close()
     done = "nothing new" if not total.commits else f"{total.rows:,} rows in {total.commits} commits"
     print(
         f"exported {topic} to {args.to}: {done}"

@@ -22,6 +22,7 @@ from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
 from ..auth import SettingError, admin_settings, bookie_settings, has_inline_secret, zookeeper_settings
 from ._errors import CliError
+from ._progress import Bar, data_bytes
 
 #: What makes ``IN`` a topic rather than a path.
 TOPIC_SCHEMES = ("persistent://", "non-persistent://")
@@ -191,6 +192,8 @@ class ClusterTopic:
     options: dict[str, Any]
     read: dict[str, Any]
     read_compacted: bool = False
+    #: A progress bar while the entries are read (on a terminal, without --quiet).
+    progress: bool = False
     _layout: Any = None
     _tables: dict[bool, pa.Table] = field(default_factory=dict)
 
@@ -211,7 +214,17 @@ class ClusterTopic:
         could give are reported on stderr (and stay rows with null data)."""
         compacted = self.read_compacted if read_compacted is None else read_compacted
         if compacted not in self._tables:
-            table = _cluster.read_layout(self.layout(), read_compacted=compacted, **self.read)
+            layout = self.layout()
+            counts = [led.entries for part in layout.partitions for led in part.ledgers]
+            # The total is known when every ledger's count is (an open ledger's is 0 until it closes).
+            total = sum(counts) if counts and all(counts) and not compacted else None
+            with Bar(self.progress, f"read {self.name}", total=total) as bar:
+                table = _cluster.read_layout(
+                    layout,
+                    read_compacted=compacted,
+                    on_table=lambda t: bar.update(t.num_rows, data_bytes(t)),
+                    **self.read,
+                )
             bad = table.filter(pc.is_valid(table["error"]))
             if bad.num_rows:
                 first = bad["error"][0].as_py().splitlines()[0]
@@ -427,7 +440,13 @@ def source(args: argparse.Namespace) -> Any:
         "timeout": args.timeout,
         "offline": args.bookie_dir is not None,
     }
-    return ClusterTopic(args.input, options, read, read_compacted=getattr(args, "read_compacted", False))
+    return ClusterTopic(
+        args.input,
+        options,
+        read,
+        read_compacted=getattr(args, "read_compacted", False),
+        progress=sys.stderr.isatty() and not args.quiet,
+    )
 
 
 def inputs(args: argparse.Namespace) -> list[str]:

@@ -494,3 +494,21 @@ def test_progress_bars_on_a_terminal_and_quiet_otherwise(tmp_path):
     assert rc == 0 and drawn == "", drawn
     run = run_cli("decode", entries, str(tmp_path / "p.parquet"))  # stderr is a pipe: no bar
     assert run.stderr == ""
+
+
+@pytest.mark.spark
+def test_spark_statistics_equal_the_in_process_ones(tmp_path, spark):
+    """inspect on Spark (seven jobs over cached data) gives the in-process figures; quantiles are
+    approximate there, so only their ends are compared."""
+    from dataclasses import asdict
+
+    from pulsar_entries.cli._engines import LocalEngine, SparkEngine
+
+    assert main(["generate", str(tmp_path / "t"), "--entries", "400", "--seed", "4"]) == 0
+    src = str(tmp_path / "t" / "entries")
+    local, on_spark = asdict(LocalEngine(False).stats(src)), asdict(SparkEngine(False, "local[2]").stats(src))
+    for q in ("entry_size_q", "batch_size_q"):
+        assert (local[q][0], local[q][-1]) == (on_spark[q][0], on_spark[q][-1]), q
+        del local[q], on_spark[q]
+    assert local["errors_per_ledger"] and local["transactions"] and local["value_size_hist"]
+    assert on_spark == local

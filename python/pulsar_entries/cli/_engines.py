@@ -405,8 +405,10 @@ class SparkEngine(Engine):
     def decode(self, source: str | Path, out: str | Path, **options: Any) -> tuple[int, int]:
         ps = self.ps
         ps.decode(self.entries(source), **options).write.mode("overwrite").parquet(str(out))
-        written = self.spark.read.parquet(str(out))
-        return written.count(), written.filter("error IS NOT NULL").count()
+        from pyspark.sql import functions as F
+
+        counts = self.spark.read.parquet(str(out)).agg(F.count("*"), F.count("error")).first()
+        return counts[0], counts[1]
 
     def stats(self, source: str | Path, messages: str | Path | None = None) -> Stats:
         from ._report import stats_from_spark

@@ -146,75 +146,99 @@ def rate_bins(times_ms: Sequence[int | None]) -> tuple[int, list[tuple[int, int]
 
 def stats_from_spark(entries: Any, messages: Any) -> Stats:
     """Statistics computed by Spark; only aggregates come back to the driver.
-    Quantiles are approximate (``percentile_approx``)."""
+    Quantiles are approximate (``percentile_approx``).
+
+    Seven jobs in all: the entries' sizes are read once and cached (two jobs), the messages are
+    cached and answer in five: the totals, one ``groupBy`` for every histogram and count by category
+    (value sizes, publish-time bins, transaction statuses, processors, error rows per ledger), two
+    over the per-entry figures, and the first error rows."""
     from pyspark.sql import functions as F
 
     st = Stats()
-    e = (
-        entries.select(F.length("data").alias("size"))
-        .agg(
-            F.count("*").alias("n"),
-            F.coalesce(F.sum("size"), F.lit(0)).alias("bytes"),
-            F.percentile_approx("size", list(QUANTILES)).alias("q"),
-        )
-        .first()
-    )
-    st.entries, st.entry_bytes, st.entry_size_q = e["n"], e["bytes"], list(e["q"] or [])
-    for r in entries.groupBy(F.floor(F.log2(F.greatest(F.length("data"), F.lit(1)))).alias("b")).count().collect():
-        st.entry_size_hist[int(r["b"])] = r["count"]
-    messages = messages.cache()
-    good = messages.filter(F.col("error").isNull())
-    m = good.agg(
+    sizes = entries.select(F.length("data").alias("size")).cache()
+    e = sizes.agg(
         F.count("*").alias("n"),
-        F.countDistinct("key").alias("keys"),
-        F.sum(F.when(F.col("value").isNull(), 1).otherwise(0)).alias("nulls"),
-        F.min(F.col("publish_time").cast("double")).alias("p_lo"),
-        F.max(F.col("publish_time").cast("double")).alias("p_hi"),
-        F.min(F.col("broker_timestamp").cast("double")).alias("b_lo"),
-        F.max(F.col("broker_timestamp").cast("double")).alias("b_hi"),
-        F.min("broker_index").alias("i_lo"),
-        F.max("broker_index").alias("i_hi"),
-        F.collect_set("producer_name").alias("producers"),
+        F.coalesce(F.sum("size"), F.lit(0)).alias("bytes"),
+        F.percentile_approx("size", list(QUANTILES)).alias("q"),
+    ).first()
+    st.entries, st.entry_bytes, st.entry_size_q = e["n"], e["bytes"], list(e["q"] or [])
+    for r in sizes.groupBy(F.floor(F.log2(F.greatest("size", F.lit(1)))).alias("b")).count().collect():
+        st.entry_size_hist[int(r["b"])] = r["count"]
+    sizes.unpersist()
+    messages = messages.cache()
+    ok = F.col("error").isNull()
+
+    def good(c: Any) -> Any:
+        return F.when(ok, c)
+
+    m = messages.agg(
+        F.count(good(F.lit(1))).alias("n"),
+        F.count(F.when(~ok, 1)).alias("errors"),
+        F.countDistinct(good(F.col("key"))).alias("keys"),
+        F.count(F.when(ok & F.col("value").isNull(), 1)).alias("nulls"),
+        F.min(good(F.col("publish_time").cast("double"))).alias("p_lo"),
+        F.max(good(F.col("publish_time").cast("double"))).alias("p_hi"),
+        F.min(good(F.col("broker_timestamp").cast("double"))).alias("b_lo"),
+        F.max(good(F.col("broker_timestamp").cast("double"))).alias("b_hi"),
+        F.min(good(F.col("broker_index"))).alias("i_lo"),
+        F.max(good(F.col("broker_index"))).alias("i_hi"),
+        F.collect_set(good(F.col("producer_name"))).alias("producers"),
+        F.count(F.when(ok & F.col("uuid").isNotNull(), 1)).alias("chunks"),
+        F.countDistinct(F.when(ok, F.col("uuid"))).alias("uuids"),
     ).first()
     ms = lambda v: None if v is None else round(v * 1000)  # noqa: E731  (seconds -> ms)
     st.messages, st.distinct_keys, st.null_values = m["n"], m["keys"], m["nulls"] or 0
+    st.error_rows = m["errors"]
     st.publish_range, st.broker_range = (ms(m["p_lo"]), ms(m["p_hi"])), (ms(m["b_lo"]), ms(m["b_hi"]))
     st.index_range = (m["i_lo"], m["i_hi"])
     st.producers = sorted(p for p in m["producers"] if p)
-    st.error_rows = messages.filter(F.col("error").isNotNull()).count()
-    st.entries_with_rows = messages.select("ledger_id", "entry_id").distinct().count()
-    per_entry = good.groupBy("ledger_id", "entry_id").agg(
-        F.min("compression").alias("codec"), F.max("num_messages").alias("n"), F.max("batch_index").alias("bi")
-    )
-    st.codecs = {r["codec"]: r["count"] for r in per_entry.groupBy("codec").count().collect()}
-    c = good.filter(F.col("uuid").isNotNull()).agg(F.count("*").alias("n"), F.countDistinct("uuid").alias("u")).first()
-    st.chunk_entries, st.chunked_messages = c["n"], c["u"]
-    for name, col in (("processors", "processor"), ("transactions", "txn_status")):
-        rows = good.filter(F.col(col).isNotNull()).groupBy(col).count().collect()
-        setattr(st, name, {r[col]: r["count"] for r in rows})
-    b = (
-        per_entry.filter("bi >= 0")
-        .agg(F.count("*").alias("c"), F.percentile_approx("n", list(QUANTILES)).alias("q"))
-        .first()
-    )
-    st.batch_entries, st.batch_size_q = b["c"], list(b["q"] or [])
-    for r in (
-        good.filter(F.col("value").isNotNull())
-        .groupBy(F.floor(F.log2(F.greatest(F.length("value"), F.lit(1)))).alias("b"))
-        .count()
-        .collect()
-    ):
-        st.value_size_hist[int(r["b"])] = r["count"]
+    st.chunk_entries, st.chunked_messages = m["chunks"], m["uuids"]
+    # Every histogram and count by category in one groupBy: a (kind, bucket) pair per row and kind.
     st.rate_bucket_ms = _bucket_ms(*st.publish_range)
-    if st.rate_bucket_ms:
-        width = st.rate_bucket_ms
-        bucket = F.floor(F.round(F.col("publish_time").cast("double") * 1000) / width) * width
-        st.rate = sorted((int(r["b"]), r["count"]) for r in good.groupBy(bucket.alias("b")).count().collect())
-    bad = messages.filter(F.col("error").isNotNull())
+    width = st.rate_bucket_ms or 1
+    ms_col = F.round(F.col("publish_time").cast("double") * 1000)
+    kinds = {
+        "value": F.when(ok & F.col("value").isNotNull(), F.floor(F.log2(F.greatest(F.length("value"), F.lit(1))))).cast(
+            "string"
+        ),
+        "rate": good(F.floor(ms_col / width) * width).cast("bigint").cast("string"),
+        "txn": good(F.col("txn_status")),
+        "processor": good(F.col("processor")),
+        "error_ledger": F.when(~ok, F.col("ledger_id").cast("string")),
+    }
+    facts = messages.select(
+        F.explode(F.array(*[F.struct(F.lit(k).alias("kind"), v.alias("bucket")) for k, v in kinds.items()])).alias("f")
+    ).select("f.kind", "f.bucket")
+    found: dict[str, dict[str, int]] = {k: {} for k in kinds}
+    for r in facts.filter(F.col("bucket").isNotNull()).groupBy("kind", "bucket").count().collect():
+        found[r["kind"]][r["bucket"]] = r["count"]
+    st.value_size_hist = {int(b): n for b, n in found["value"].items()}
+    st.rate = sorted((int(b), n) for b, n in found["rate"].items()) if st.rate_bucket_ms else []
+    st.transactions, st.processors = found["txn"], found["processor"]
+    st.errors_per_ledger = {int(b): n for b, n in found["error_ledger"].items()}
+    # Per entry: its codec and batch size (from its readable rows); every entry with a row counts.
+    per_entry = (
+        messages.groupBy("ledger_id", "entry_id")
+        .agg(
+            F.min(good(F.col("compression"))).alias("codec"),
+            F.max(good(F.col("num_messages"))).alias("n"),
+            F.max(good(F.col("batch_index"))).alias("bi"),
+        )
+        .cache()
+    )
+    p = per_entry.agg(
+        F.count("*").alias("rows"),
+        F.count(F.when(F.col("bi") >= 0, 1)).alias("batches"),
+        F.percentile_approx(F.when(F.col("bi") >= 0, F.col("n")), list(QUANTILES)).alias("q"),
+    ).first()
+    st.entries_with_rows, st.batch_entries, st.batch_size_q = p["rows"], p["batches"], list(p["q"] or [])
+    rows = per_entry.filter(F.col("codec").isNotNull()).groupBy("codec").count().collect()
+    st.codecs = {r["codec"]: r["count"] for r in rows}
+    per_entry.unpersist()
+    bad = messages.filter(~ok)
     st.errors = [
         (r["ledger_id"], r["entry_id"], r["error"]) for r in bad.orderBy("ledger_id", "entry_id").limit(10).collect()
     ]
-    st.errors_per_ledger = {r["ledger_id"]: r["count"] for r in bad.groupBy("ledger_id").count().collect()}
     messages.unpersist()
     return st
 

@@ -407,8 +407,8 @@ class SparkEngine(Engine):
         ps.decode(self.entries(source), **options).write.mode("overwrite").parquet(str(out))
         from pyspark.sql import functions as F
 
-        counts = self.spark.read.parquet(str(out)).agg(F.count("*"), F.count("error")).first()
-        return counts[0], counts[1]
+        rows, errors = self.spark.read.parquet(str(out)).agg(F.count("*"), F.count("error")).collect()[0]
+        return rows, errors
 
     def stats(self, source: str | Path, messages: str | Path | None = None) -> Stats:
         from ._report import stats_from_spark

@@ -22,6 +22,9 @@ from ._decode import SLICE_BYTES, SLICE_ENTRIES, decode, message_schema, slices
 from ._seek import find_position_by_time
 from ._strategic import compact_with_strategy
 from ._topic import PulsarTopicDataSource
+from ._workers import use_this_python
+
+use_this_python()  # a local session made before this import: its workers run this interpreter
 
 __all__ = [
     "ENTRY_COLUMNS",

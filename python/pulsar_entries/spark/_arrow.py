@@ -22,6 +22,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
+from ._workers import use_this_python
+
 ENTRY_COLUMNS = ("ledger_id", "entry_id", "data")
 
 EMPTY_ENTRIES = pa.table(
@@ -57,7 +59,10 @@ def spark_arrow_schema(schema: pa.Schema, large: bool) -> pa.Schema:
 
 
 def spark_schema(schema: pa.Schema) -> StructType:
-    """The Spark schema of one of our Arrow schemas."""
+    """The Spark schema of one of our Arrow schemas. Every pipeline asks for one before it hands
+    Spark a Python function, so this is also where a local session's workers are pointed at this
+    interpreter (:func:`._workers.use_this_python`)."""
+    use_this_python()
     return from_arrow_schema(spark_arrow_schema(schema, large=False))
 
 

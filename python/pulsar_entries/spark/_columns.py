@@ -12,6 +12,7 @@ from pyspark.sql.types import StructType
 
 from .. import _native
 from ._arrow import spark_arrow_schema, spark_schema
+from ._workers import use_this_python
 
 
 def _metadata_of(series: Any) -> pa.Table:
@@ -20,6 +21,8 @@ def _metadata_of(series: Any) -> pa.Table:
 
 def _column_udf(column: str, return_type: Any, doc: str):
     from pyspark.sql.functions import pandas_udf
+
+    use_this_python()  # before Spark gets the function
 
     @pandas_udf(return_type)  # type: ignore[call-overload]
     def udf(data):  # pandas Series of bytes -> pandas Series
@@ -41,6 +44,8 @@ def entry_metadata(col: Any):
     """A struct of every MessageMetadata field of each entry (null when absent),
     plus broker entry metadata, checksum and ``error``."""
     from pyspark.sql.functions import pandas_udf
+
+    use_this_python()  # before Spark gets the function
 
     schema = _metadata_struct_schema()
 
@@ -90,6 +95,8 @@ def last_batch_index(col: Any):
     slot compacted out); :func:`pulsar_entries.last_message_position` gives the
     reason."""
     from pyspark.sql.functions import pandas_udf
+
+    use_this_python()  # before Spark gets the function
     from pyspark.sql.types import IntegerType
 
     @pandas_udf(IntegerType())  # type: ignore[call-overload]

@@ -69,7 +69,9 @@ def register(spark: Any) -> None:
     ``spark.read.format("pulsar")`` (topics, straight from the cluster's storage) on a
     session, and enables Python data source filter pushdown, which the topic source uses."""
     from ._topic import register as register_topics
+    from ._workers import use_this_python
 
+    use_this_python(spark)
     spark.dataSource.register(PulsarEntriesDataSource)
     register_topics(spark)
 

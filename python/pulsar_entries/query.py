@@ -30,8 +30,8 @@ import pyarrow as pa
 from . import _native
 from ._cluster.layout import TopicLayout
 from ._cluster.read import topic_layout
-from ._cluster.scan import ReadCounter, output_schema, partition_segments, plan_ranges, scan_range
-from ._cluster.seek import seek_by_time
+from ._cluster.scan import ReadCounter, output_schema, plan_ranges, scan_range
+from ._cluster.seek import Positions, seek_partitions
 from ._crypto import CryptoKeysLike
 from ._crypto import crypto_keys as to_crypto_keys
 from .auth import AdminTls, Authentication, BookieTls, ZooKeeperAccess, bookie_client_options
@@ -132,9 +132,6 @@ def scan_topic(
     return pa.RecordBatchReader.from_batches(out_schema, batches())
 
 
-Positions = tuple[tuple[int, int] | None, tuple[int, int] | None]
-
-
 def _bounds(
     layout: TopicLayout,
     reader: Any,
@@ -145,25 +142,16 @@ def _bounds(
 ) -> dict[int, Positions | None]:
     """Each partition's positions for the ``publish_time`` bounds (two binary searches each); None for
     a partition none of whose entries can match."""
-    lower, upper = publish_time
-    if lower is None and upper is None:
+    if publish_time == (None, None):
         return {}
-    out: dict[int, Positions | None] = {}
-    for part in layout.partitions:
-        segs = partition_segments(part, reader, counter=counter)
-        found = seek_by_time(
-            segs,
-            part.partition,
-            reader,
-            column="publish_time",
-            lower=lower,
-            upper=upper,
-            offload_filesystem=fs,
-            offload_prefix=prefix,
-            counter=counter,
-        )
-        out[part.partition] = found
-    return out
+    return seek_partitions(
+        layout.partitions,
+        reader,
+        {"publish_time": publish_time},
+        offload_filesystem=fs,
+        offload_prefix=prefix,
+        counter=counter,
+    )
 
 
 def publish_time_bounds(

@@ -5,16 +5,16 @@ Split from :mod:`pulsar_entries._cluster.scan`, whose segments it searches."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow.compute as pc
 
 import pulsar_entries._native as _native
 
-from .layout import Ledger
+from .layout import Ledger, Partition
 from .read import read_ledger
-from .scan import ReadCounter, Segment
+from .scan import ReadCounter, Segment, partition_segments
 
 
 def _probe_time(led: Ledger, entry: int, partition: int, reader: Any, column: str, fs: Any, prefix: str) -> int | None:
@@ -90,3 +90,52 @@ def seek_by_time(
     s0, e0 = at(first)
     s1, e1 = at(last)
     return ((s0.ledger.ledger_id, e0), (s1.ledger.ledger_id, e1))
+
+
+#: A partition's ``(first, last)`` positions for a read; a bound None when it does not cut.
+Positions = tuple[tuple[int, int] | None, tuple[int, int] | None]
+#: ``(ms, inclusive)`` lower and upper bounds of one time column.
+ColumnBounds = tuple[tuple[int, bool] | None, tuple[int, bool] | None]
+
+
+def seek_partitions(
+    partitions: Sequence[Partition],
+    reader: Any,
+    columns: Mapping[str, ColumnBounds],
+    *,
+    start: tuple[int, int] | None = None,
+    end: tuple[int, int] | None = None,
+    offload_filesystem: Any = None,
+    offload_prefix: str = "",
+    counter: ReadCounter | None = None,
+) -> dict[int, Positions | None]:
+    """For each partition, the positions bounding the entries whose time ``columns`` all fall within
+    their bounds (:func:`seek_by_time` per column, the narrowest of them kept), or None when no entry
+    of the partition can match."""
+    out: dict[int, Positions | None] = {}
+    for part in partitions:
+        segs = partition_segments(part, reader, start=start, end=end, counter=counter)
+        lo: tuple[int, int] | None = None
+        hi: tuple[int, int] | None = None
+        found: Positions | None = (None, None)
+        for column, (lower, upper) in columns.items():
+            found = seek_by_time(
+                segs,
+                part.partition,
+                reader,
+                column=column,
+                lower=lower,
+                upper=upper,
+                offload_filesystem=offload_filesystem,
+                offload_prefix=offload_prefix,
+                counter=counter,
+            )
+            if found is None:
+                break
+            a, b = found
+            if a is not None and (lo is None or a > lo):
+                lo = a
+            if b is not None and (hi is None or b < hi):
+                hi = b
+        out[part.partition] = None if found is None else (lo, hi)
+    return out

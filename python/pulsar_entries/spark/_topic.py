@@ -37,11 +37,10 @@ from .._cluster import TopicLayout
 from .._cluster.scan import (
     EntryRange,
     ReadCounter,
-    partition_segments,
     plan_ranges,
     scan_range,
 )
-from .._cluster.seek import seek_by_time
+from .._cluster.seek import seek_partitions
 from ..auth import bookie_client_options
 from ._arrow import spark_schema
 from ._stream import PulsarTopicStreamReader, StreamOptions, spark_batches
@@ -133,31 +132,25 @@ def plan(
         bounds: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
         empty: set[int] = set()
         if opts.seek_by_time and reader is not None and (pushed.lower or pushed.upper):
-            for part in parts:
-                lo: tuple[int, int] | None = None
-                hi: tuple[int, int] | None = None
-                segs = partition_segments(part, reader, start=opts.start, end=opts.end, counter=counter)
-                for col in set(pushed.lower) | set(pushed.upper):
-                    found = seek_by_time(
-                        segs,
-                        part.partition,
-                        reader,
-                        column=TIME_COLUMNS[col],
-                        lower=pushed.lower.get(col),
-                        upper=pushed.upper.get(col),
-                        offload_filesystem=fs,
-                        offload_prefix=prefix,
-                        counter=counter,
-                    )
-                    if found is None:
-                        empty.add(part.partition)
-                        break
-                    a, b = found
-                    if a is not None and (lo is None or a > lo):
-                        lo = a
-                    if b is not None and (hi is None or b < hi):
-                        hi = b
-                bounds[part.partition] = (lo, hi)
+            columns = {
+                TIME_COLUMNS[col]: (pushed.lower.get(col), pushed.upper.get(col))
+                for col in sorted(set(pushed.lower) | set(pushed.upper))
+            }
+            found = seek_partitions(
+                parts,
+                reader,
+                columns,
+                start=opts.start,
+                end=opts.end,
+                offload_filesystem=fs,
+                offload_prefix=prefix,
+                counter=counter,
+            )
+            for partition, positions in found.items():
+                if positions is None:
+                    empty.add(partition)
+                else:
+                    bounds[partition] = positions
         if empty:
             # No entry of these partitions can match; a compacted read still has its compacted ledger.
             keep = [p for p in parts if p.partition not in empty or (opts.read_compacted and p.compacted)]

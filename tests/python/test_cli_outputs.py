@@ -365,9 +365,9 @@ def test_a_zero_byte_offload_object_gives_an_error_row_naming_it(tmp_path, engin
 def test_spark_worker_failure_is_one_line_and_debug_shows_more(topic_dir, tmp_path):
     table = pq.read_table(topic_dir / "a.parquet")
     pq.write_table(table.append_column("key", pa.array(["x"] * table.num_rows)), topic_dir / "a.parquet")
-    line = error_line(cli("decode", str(topic_dir), str(tmp_path / "m")))
+    line = error_line(cli("--engine", "spark", "decode", str(topic_dir), str(tmp_path / "m")))
     assert "'key' would hide the decoded column" in line
-    run = cli("--debug", "decode", str(topic_dir), str(tmp_path / "m"))
+    run = cli("--debug", "--engine", "spark", "decode", str(topic_dir), str(tmp_path / "m"))
     assert run.returncode != 0 and len(run.stderr.splitlines()) > 5 and "Traceback" in run.stderr
 
 
@@ -380,7 +380,7 @@ def test_spark_corrupt_file_in_a_worker_is_one_line(topic_dir, tmp_path):
     for i in range(8, len(data) // 2):
         data[i] = 0xFF
     f.write_bytes(bytes(data))
-    line = error_line(cli("decode", str(topic_dir), str(tmp_path / "m")))
+    line = error_line(cli("--engine", "spark", "decode", str(topic_dir), str(tmp_path / "m")))
     assert str(f) in line and "cannot read a Parquet file" in line
 
 
@@ -416,7 +416,7 @@ def test_local_engine_never_needs_pyspark_and_spark_says_what_to_install(topic_d
 
 @pytest.mark.spark
 def test_missing_java_gets_a_hint(topic_dir, tmp_path):
-    line = error_line(cli("inspect", str(topic_dir), env={"JAVA_HOME": str(tmp_path / "no-java")}))
+    line = error_line(cli("--engine", "spark", "inspect", str(topic_dir), env={"JAVA_HOME": str(tmp_path / "no-java")}))
     assert "could not start Spark" in line and "JAVA_HOME" in line and "--engine local" in line
 
 
@@ -426,7 +426,9 @@ def test_missing_package_on_the_workers_gets_a_hint(topic_dir, tmp_path):
     bare = "/usr/bin/python3"
     check = subprocess.run([bare, "-c", "import pulsar_entries"], capture_output=True)
     assert check.returncode != 0, "this test needs a Python without pulsar_entries"
-    line = error_line(cli("decode", str(topic_dir), str(tmp_path / "m"), env={"PYSPARK_PYTHON": bare}))
+    line = error_line(
+        cli("--engine", "spark", "decode", str(topic_dir), str(tmp_path / "m"), env={"PYSPARK_PYTHON": bare})
+    )
     assert "the Python on the Spark workers cannot import" in line and "Shipping to a cluster" in line
 
 

@@ -52,6 +52,11 @@ def test_demo_writes_a_real_topic_and_reads_it_back(tmp_path: Path) -> None:
 
     exported = DeltaTable(str(out / "demo-orders-delta")).to_pyarrow_table(columns=["order_id", "customer"])
     assert sorted(exported["order_id"].to_pylist()) == list(range(100_000, 103_300))
+    # The report gained the real topic's charts: its publish rate and its 40 keys (the 20 with most shown).
+    assert "== report: charts of the real Pulsar topic added to" in text
+    report = (out / "report.html").read_text()
+    assert 'id="chart-real-rate"' in report and "Real Pulsar topic: publish rate (3,000 rows)" in report
+    assert "Real Pulsar topic: messages per key (the 20 with most of 40)" in report
     pid = int(re.search(r"standalone stopped \(pid (\d+)\)", step).group(1))  # type: ignore[union-attr]
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
 

@@ -1,9 +1,12 @@
-"""Every code block of README.md after its quickstart runs as written, as a user would run it: each in a
-fresh interpreter (a ``bash`` block in bash), from one directory holding the quickstart's ``sample-topic/``
-(``pulsar-entries generate sample-topic --entries 2000``, the demo's own first step), with
-``PULSAR_METADATA_URL`` naming a real Pulsar 4.2.4 standalone that holds ``persistent://public/default/orders``
-(written by the demo's producer: AVRO, keyed by customer). The quickstart's two commands are the install and
-this suite itself (the demo runs in test_cli_demo.py)."""
+"""Every ``python`` and ``bash`` block of README.md (after its quickstart) and of the docs pages runs as
+written, as a user would run it: each in a fresh interpreter (a ``bash`` block in bash), from one directory
+holding the quickstart's ``sample-topic/`` (``pulsar-entries generate sample-topic --entries 2000``, the demo's own
+first step), with ``PULSAR_METADATA_URL`` naming a real Pulsar 4.2.4 standalone that holds
+``persistent://public/default/orders`` (written by the demo's producer: AVRO, keyed by customer).
+
+Not run here, each for the reason :data:`NOT_RUN` gives: the quickstart's two commands (the install, and this
+suite itself; the demo runs in test_cli_demo.py), and the blocks that need what this standalone does not have.
+``text`` blocks are synopses and trees, not code."""
 
 from __future__ import annotations
 
@@ -21,22 +24,42 @@ import pulsar_entries as pe
 from pulsar_entries.cli import main
 from pulsar_entries.cli._real_pulsar import _produce
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+ROOT = Path(__file__).resolve().parents[3]
+README = ROOT / "README.md"
 ORDERS = "persistent://public/default/orders"
 COUNT = 1_200
-FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^( *)```(\w+)[^\n]*\n(.*?)^\1```", re.S | re.M)
+#: Blocks not run here (by page, and by a phrase of the block for a single one), and why.
+NOT_RUN = {
+    "docs/security.md": "needs the secured standalone's CA, client certificates and credentials: "
+    "test_secured_admin_real.py makes these calls against one",
+    "docs/encryption.md": "needs an end-to-end encrypted topic and its private key: test_encrypted_real.py makes "
+    "these calls against one",
+    "spark-submit": "packs a virtual environment and submits a job to a Spark cluster",
+}
 
 
-def blocks(text: str) -> list[tuple[int, str, str]]:
-    """(line, language, code) of each fenced block after the quickstart section."""
-    start = text.index("\n## What it does")
+def blocks(path: Path) -> list[tuple[str, str, str]]:
+    """(page:line, language, code) of each fenced block, after the quickstart section in the README."""
+    text = path.read_text()
+    start = text.index("\n## What it does") if path == README else 0
     found = []
     for m in FENCE.finditer(text, start):
-        found.append((text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2)))
+        code = "".join(line[len(m.group(1)) :] for line in m.group(3).splitlines(keepends=True))
+        where = f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+        found.append((where, m.group(2), code))
     return found
 
 
-BLOCKS = blocks(README.read_text())
+def why_not_run(where: str, code: str) -> str | None:
+    for key, why in NOT_RUN.items():
+        if where.startswith(key + ":") or key in code:
+            return why
+    return None
+
+
+ALL = [b for path in [README, *sorted((ROOT / "docs").glob("*.md"))] for b in blocks(path)]
+BLOCKS = [b for b in ALL if b[1] != "text" and why_not_run(b[0], b[2]) is None]
 
 
 @pytest.fixture(scope="module")
@@ -57,25 +80,36 @@ def where(real_pulsar_zk: Any, tmp_path_factory: pytest.TempPathFactory) -> tupl
     env = {
         **os.environ,
         "PULSAR_METADATA_URL": url,
+        "PULSAR_ADMIN_URL": rp.standalone.web_url,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     return cwd, env
 
 
-def test_the_readme_has_its_examples() -> None:
-    languages = [lang for _, lang, _ in BLOCKS]
-    assert languages.count("python") >= 7 and languages.count("bash") >= 1, languages
+def test_every_block_runs_or_says_why_not() -> None:
+    """The README's examples are here, and every block left out is one of :data:`NOT_RUN`'s (so a new page or a
+    new block cannot be left out unnoticed)."""
+    readme = [lang for where, lang, _ in BLOCKS if where.startswith("README.md")]
+    assert readme.count("python") >= 7 and readme.count("bash") >= 1, readme
+    left = [
+        (where, why_not_run(where, code))
+        for where, lang, code in ALL
+        if lang != "text" and (where, lang, code) not in BLOCKS
+    ]
+    assert all(why for _, why in left) and len(left) == 4, left
 
 
-@pytest.mark.parametrize(("line", "language", "code"), BLOCKS, ids=[f"README.md:{b[0]}" for b in BLOCKS])
-def test_readme_example_runs(where: tuple[Path, dict[str, str]], line: int, language: str, code: str) -> None:
+@pytest.mark.parametrize(("line", "language", "code"), BLOCKS, ids=[b[0] for b in BLOCKS])
+def test_readme_example_runs(where: tuple[Path, dict[str, str]], line: str, language: str, code: str) -> None:
     cwd, env = where
-    assert language in ("python", "bash"), f"README.md:{line}: a {language} block the suite cannot run"
+    assert language in ("python", "bash"), f"{line}: a {language} block the suite cannot run"
     command = [sys.executable, "-c", code] if language == "python" else ["bash", "-euo", "pipefail", "-c", code]
     run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, f"README.md:{line} failed:\n{run.stdout[-2000:]}\n{run.stderr[-4000:]}"
+    assert run.returncode == 0, f"{line} failed:\n{run.stdout[-2000:]}\n{run.stderr[-4000:]}"
     out = run.stdout
-    # What the examples print is what the topic holds.
+    if not line.startswith("README.md"):
+        return
+    # What the README's examples print is what the topic holds.
     if "pe.read_topic(" in code:
         assert out.split()[0] == str(COUNT), out
     if "readStream" in code:

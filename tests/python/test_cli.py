@@ -512,3 +512,17 @@ def test_spark_statistics_equal_the_in_process_ones(tmp_path, spark):
         del local[q], on_spark[q]
     assert local["errors_per_ledger"] and local["transactions"] and local["value_size_hist"]
     assert on_spark == local
+
+
+def test_report_charts_show_keys_from_the_data_as_text():
+    """Keys are the data's: a "$" does not start matplotlib's math text (which failed on an unknown
+    command), and markup is escaped in the SVG."""
+    import datetime as dt
+
+    keys = [r"a $\undefinedcmd$ b", "<script>alert(1)</script>", "$x^2$"]
+    t = dt.datetime(2026, 11, 28, tzinfo=dt.timezone.utc)
+    real = pa.table({"publish_time": pa.array([t] * 3, pa.timestamp("us", "UTC")), "key": keys})
+    topic = generate_topic(50, seed=1)
+    page = render_html(stats_from_arrow(topic.entries, pe.decode(topic.entries)), real=real)
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert r">a $\undefinedcmd$ b<" in page and ">$x^2$<" in page

@@ -138,7 +138,9 @@ def category_bars(name: str, title: str, counts: Sequence[tuple[str, int]], what
     """Horizontal bars, one per category in the given order, each labelled with its count."""
     if not counts:
         return empty(name, title, "none")
-    labels = [c for c, _ in counts]
+    # Labels come from the data (keys, codec and processor names): a "$" would start matplotlib's math text,
+    # which draws a key as a formula or fails on one that is not; escaped, it is a dollar sign.
+    labels = [c.replace("$", r"\$") for c, _ in counts]
     values = [n for _, n in counts]
     fig, ax = _figure(name, height=max(1.6, 0.9 + 0.32 * len(counts)))
     bars = ax.barh(range(len(counts)), values, height=0.7, color=color)

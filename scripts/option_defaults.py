@@ -1,4 +1,4 @@
-"""Each option's default, read from the core, checked against the stub and the README.
+"""Each option's default, read from the core, checked against the stub and docs/options.md.
 
 The core holds every default once (each options struct's ``Default``). The extension exposes the structs as
 ``pulsar_entries._native.*Options`` classes; building one with no arguments gives the core's defaults. This
@@ -6,10 +6,10 @@ script lists them and checks the two other places a user reads them:
 
 - the stub (``python/pulsar_entries/_native.pyi``): each options class's docstring documents every field as
   ``- ``field`` (default X): what it means``;
-- the README's table under "Options and their defaults": one row per field, ``| `Class` | `field` | `default` |``.
+- docs/options.md's table under "Options and their defaults": one row per field, ``| `Class` | `field` | `default` |``.
 
-    python scripts/option_defaults.py           # print the defaults, check stub and README; exit 1 on a mismatch
-    python scripts/option_defaults.py --table   # print the README table from the core
+    python scripts/option_defaults.py           # print the defaults, check stub and docs/options.md; exit 1 on a mismatch
+    python scripts/option_defaults.py --table   # print the table of docs/options.md from the core
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pulsar_entries._native as native
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "python" / "pulsar_entries" / "_native.pyi"
-README = ROOT / "README.md"
+OPTIONS_DOC = ROOT / "docs" / "options.md"
 DOCUMENTED = re.compile(r"^- ``(\w+)`` \(default ([^)]*)\)", re.M)
 ROW = re.compile(r"^\| `(\w+Options)` \| `(\w+)` \| `([^`]*)` \|")
 
@@ -45,9 +45,9 @@ def stub_defaults() -> dict[str, dict[str, Any]]:
 
 
 def readme_defaults() -> dict[str, dict[str, str]]:
-    """The README table's rows: class → field → the default as written."""
+    """The rows of docs/options.md's table: class → field → the default as written."""
     out: dict[str, dict[str, str]] = {}
-    for line in README.read_text().splitlines():
+    for line in OPTIONS_DOC.read_text().splitlines():
         m = ROW.match(line)
         if m:
             out.setdefault(m[1], {})[m[2]] = m[3]
@@ -72,14 +72,14 @@ def table(core: dict[str, dict[str, Any]]) -> str:
 
 
 def check() -> list[str]:
-    """Every mismatch between the core, the stub and the README, as one line each."""
+    """Every mismatch between the core, the stub and docs/options.md, as one line each."""
     problems = []
     classes, stub, readme = options_classes(), stub_defaults(), readme_defaults()
     if not classes:
         problems.append("the extension exports no options class")
     for name in sorted(set(classes) | set(stub) | set(readme)):
         if name not in classes:
-            problems.append(f"{name}: in the stub or README, not in the extension")
+            problems.append(f"{name}: in the stub or docs/options.md, not in the extension")
             continue
         if name not in stub:
             problems.append(f"{name}: not in the stub")
@@ -94,11 +94,11 @@ def check() -> list[str]:
                 problems.append(f"{name}.{field}: the core's default is {core!r}, the stub shows {shown!r}")
             written = readme.get(name, {}).get(field)
             if written is None:
-                problems.append(f"{name}.{field}: no row in the README's table")
+                problems.append(f"{name}.{field}: no row in docs/options.md's table")
             elif written != repr(core):
-                problems.append(f"{name}.{field}: the core's default is {core!r}, the README says {written}")
+                problems.append(f"{name}.{field}: the core's default is {core!r}, docs/options.md says {written}")
         for field in set(readme.get(name, {})) - set(stub[name]):
-            problems.append(f"{name}.{field}: in the README, not an option")
+            problems.append(f"{name}.{field}: in docs/options.md, not an option")
     return problems
 
 
@@ -113,7 +113,7 @@ def main(argv: list[str]) -> int:
         print("MISMATCH " + p, file=sys.stderr)
     print(
         "option defaults: "
-        + ("stub and README agree with the core" if not problems else f"{len(problems)} mismatch(es)")
+        + ("stub and docs/options.md agree with the core" if not problems else f"{len(problems)} mismatch(es)")
     )
     return 1 if problems else 0
 

@@ -1,4 +1,4 @@
-"""Each option's default is written once in the core; the stub and the README are checked against it."""
+"""Each option's default is written once in the core; the stub and docs/options.md are checked against it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def script() -> ModuleType:
     return module
 
 
-def test_stub_and_readme_agree_with_the_core(script: ModuleType) -> None:
+def test_stub_and_docs_agree_with_the_core(script: ModuleType) -> None:
     core = script.core_defaults()
     assert {"DecodeOptions", "ReassemblyOptions", "CompactionOptions", "BookieClientOptions", "OffloadOptions"} <= set(
         core
@@ -32,16 +32,16 @@ def test_stub_and_readme_agree_with_the_core(script: ModuleType) -> None:
 
 
 def test_the_check_finds_a_wrong_default(script: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    text = script.README.read_text()
+    doc = tmp_path / "options.md"
+    text = script.OPTIONS_DOC.read_text()
     row = next(line for line in text.splitlines() if script.ROW.match(line))
-    readme.write_text(text.replace(row, row.rsplit("|", 2)[0] + "| `-12345` |"))
-    monkeypatch.setattr(script, "README", readme)
+    doc.write_text(text.replace(row, row.rsplit("|", 2)[0] + "| `-12345` |"))
+    monkeypatch.setattr(script, "OPTIONS_DOC", doc)
     problems = script.check()
-    assert len(problems) == 1 and "the README says -12345" in problems[0], problems
+    assert len(problems) == 1 and "docs/options.md says -12345" in problems[0], problems
 
     stub = tmp_path / "_native.pyi"
     stub.write_text(script.STUB.read_text().replace("``max_pending`` (default 100)", "``max_pending`` (default 7)"))
-    monkeypatch.setattr(script, "README", script.ROOT / "README.md")
+    monkeypatch.setattr(script, "OPTIONS_DOC", script.ROOT / "docs" / "options.md")
     monkeypatch.setattr(script, "STUB", stub)
     assert any("stub shows 7" in p for p in script.check())

@@ -21,6 +21,7 @@ from ..offload import write_offloaded_ledgers
 from ._engines import Engine, engine_for, pick_engine
 from ._errors import CliError
 from ._output import marked, staged
+from ._progress import progress
 from ._report import render_html, render_text
 from ._topic import ClusterTopic, crypto_key_files, inputs, source
 
@@ -40,12 +41,6 @@ def engine(args: argparse.Namespace, src: Any = None) -> Engine:
             print(f"engine: {'Spark' if name == 'spark' else 'local, in process'} ({why})", file=sys.stderr)
         chosen = args.chosen_engine = engine_for(name, progress=progress(args), master=args.master, debug=args.debug)
     return chosen
-
-
-def progress(args: argparse.Namespace) -> bool:
-    import sys
-
-    return sys.stderr.isatty() and not args.quiet
 
 
 def describe(position: MessagePosition) -> str:

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from ._errors import CliError
-from ._progress import Bar
+from ._progress import Bar, progress
 from ._topic import (
     add_cluster_options,
     add_crypto_option,
@@ -112,7 +112,7 @@ def cmd_export(args: argparse.Namespace) -> None:
     read = offload_location(args)
     addresses = bookie_addresses(args)
     keys = crypto_key_files(args)
-    tty = sys.stderr.isatty() and not args.quiet
+    tty = progress(args)
     started = time.monotonic()
     total = ExportStats()
     bar = Bar(tty, "export")

@@ -13,6 +13,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
+def progress(args: Any) -> bool:
+    """Whether this run draws progress bars: stderr is a terminal and ``--quiet`` was not given."""
+    return sys.stderr.isatty() and not args.quiet
+
+
 def data_bytes(table: pa.Table | pa.RecordBatch, column: str = "data") -> int:
     """The bytes of the entries' payloads in ``table`` (0 without a ``column`` column)."""
     if column not in table.column_names or not len(table):

@@ -22,7 +22,7 @@ from .._crypto import load_key_files, parse_key_files
 from .._redact import MASK, filesystem_from_uri, redact_uri
 from ..auth import SettingError, admin_settings, bookie_settings, has_inline_secret, zookeeper_settings
 from ._errors import CliError
-from ._progress import Bar, data_bytes
+from ._progress import Bar, data_bytes, progress
 
 #: What makes ``IN`` a topic rather than a path.
 TOPIC_SCHEMES = ("persistent://", "non-persistent://")
@@ -445,7 +445,7 @@ def source(args: argparse.Namespace) -> Any:
         options,
         read,
         read_compacted=getattr(args, "read_compacted", False),
-        progress=sys.stderr.isatty() and not args.quiet,
+        progress=progress(args),
     )
 
 

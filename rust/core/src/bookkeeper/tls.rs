@@ -470,8 +470,8 @@ impl Read for TlsStream {
     }
 }
 
-impl Write for TlsStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl TlsStream {
+    fn write_plain(&mut self, buf: &[u8]) -> io::Result<usize> {
         // rustls buffers a bounded amount of plaintext: what it took is
         // sent before returning, and a full buffer is drained, then retried.
         for _ in 0..2 {
@@ -486,6 +486,15 @@ impl Write for TlsStream {
             }
         }
         Err(io::ErrorKind::WriteZero.into())
+    }
+}
+
+impl Write for TlsStream {
+    /// A bookie that refuses the client's certificate after a TLS 1.3
+    /// handshake may reset the connection before the first request is
+    /// sent: that reads as the refusal, as it does at the first read.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_plain(buf).map_err(|e| self.unanswered(e))
     }
 
     fn flush(&mut self) -> io::Result<()> {

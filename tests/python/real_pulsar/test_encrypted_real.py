@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ import pulsar_entries as pe
 from .conftest import NS, _java
 from .real_pulsar_compare import assert_same_messages
 from support.cli import run_cli
+from support.docblocks import page_blocks, run_block
 from support.secrets import assert_no_secret, pem_lines
 
 pytestmark = pytest.mark.real_pulsar
@@ -308,3 +310,18 @@ def test_ec_keys_decrypt_as_the_java_reader(real_pulsar_zk: Any, tmp_path: Path,
     assert other is not None
     wrong = pe.decode(entries, crypto_keys={"*": other / "corpus-rsa.pem"})
     assert all("the EC key did not unwrap the data key" in e for e in wrong["error"].to_pylist())
+
+
+def test_the_encryption_page_runs_against_the_encrypted_topic(
+    encrypted: dict[str, Any], tmp_path: Path, no_key_in_any_output: list[str]
+) -> None:
+    """docs/encryption.md's example, as written, against this module's topic (Java's producers wrote it encrypted);
+    its key file and ZooKeeper come from the environment. Every row decrypts, and the typed read has the Java
+    Reader's messages."""
+    env = {**os.environ, "PULSAR_CRYPTO_KEY": str(encrypted["key"]), "PULSAR_METADATA_URL": encrypted["zk"]}
+    ((where, language, code),) = page_blocks("docs/encryption.md")
+    out, err = run_block(where, language, code, tmp_path, env)
+    no_key_in_any_output += [out, err]
+    rows = pe.decode(encrypted["entries"], crypto_keys={"enc-key": encrypted["key"]}).num_rows
+    java = len(encrypted["truth"]["messages"])
+    assert out.split() == [str(rows), "messages,", str(rows), "decrypted;", str(java), "typed"], out

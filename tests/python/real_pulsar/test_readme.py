@@ -5,14 +5,14 @@ first step), with ``PULSAR_METADATA_URL`` naming a real Pulsar 4.2.4 standalone 
 ``persistent://public/default/orders`` (written by the demo's producer: AVRO, keyed by customer).
 
 Not run here, each for the reason :data:`NOT_RUN` gives: the quickstart's two commands (the install, and this
-suite itself; the demo runs in test_cli_demo.py), and the blocks that need what this standalone does not have.
+suite itself; the demo runs in test_cli_demo.py), and the spark-submit recipe. The pages whose blocks need what
+this standalone does not have run beside the fixture they name, in the tests :data:`ELSEWHERE` names.
 ``text`` blocks are synopses and trees, not code."""
 
 from __future__ import annotations
 
+import importlib
 import os
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,36 +24,27 @@ import pulsar_entries as pe
 from pulsar_entries.cli import main
 from pulsar_entries.cli._real_pulsar import _produce
 
-ROOT = Path(__file__).resolve().parents[3]
-README = ROOT / "README.md"
+from support.docblocks import README, ROOT, blocks, run_block
+
 ORDERS = "persistent://public/default/orders"
 COUNT = 1_200
-FENCE = re.compile(r"^( *)```(\w+)[^\n]*\n(.*?)^\1```", re.S | re.M)
-#: Blocks not run here (by page, and by a phrase of the block for a single one), and why.
+#: Blocks not run anywhere (by a phrase of the block), and why.
 NOT_RUN = {
-    "docs/security.md": "needs the secured standalone's CA, client certificates and credentials: "
-    "test_secured_admin_real.py makes these calls against one",
-    "docs/encryption.md": "needs an end-to-end encrypted topic and its private key: test_encrypted_real.py makes "
-    "these calls against one",
     "spark-submit": "packs a virtual environment and submits a job to a Spark cluster",
+}
+#: Pages whose blocks run in another module, beside the fixture they need: (module, test).
+ELSEWHERE = {
+    "docs/security.md": ("test_secured_admin_real", "test_the_security_page_runs_against_the_secured_standalone"),
+    "docs/encryption.md": ("test_encrypted_real", "test_the_encryption_page_runs_against_the_encrypted_topic"),
 }
 
 
-def blocks(path: Path) -> list[tuple[str, str, str]]:
-    """(page:line, language, code) of each fenced block, after the quickstart section in the README."""
-    text = path.read_text()
-    start = text.index("\n## What it does") if path == README else 0
-    found = []
-    for m in FENCE.finditer(text, start):
-        code = "".join(line[len(m.group(1)) :] for line in m.group(3).splitlines(keepends=True))
-        where = f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
-        found.append((where, m.group(2), code))
-    return found
-
-
 def why_not_run(where: str, code: str) -> str | None:
+    for page, (module, test) in ELSEWHERE.items():
+        if where.startswith(page + ":"):
+            return f"runs in {module}.py::{test}"
     for key, why in NOT_RUN.items():
-        if where.startswith(key + ":") or key in code:
+        if key in code:
             return why
     return None
 
@@ -97,16 +88,15 @@ def test_every_block_runs_or_says_why_not() -> None:
         if lang != "text" and (where, lang, code) not in BLOCKS
     ]
     assert all(why for _, why in left) and len(left) == 4, left
+    # The tests that run the other pages' blocks exist.
+    for module, test in ELSEWHERE.values():
+        assert callable(getattr(importlib.import_module(f"{__package__}.{module}"), test)), (module, test)
 
 
 @pytest.mark.parametrize(("line", "language", "code"), BLOCKS, ids=[b[0] for b in BLOCKS])
 def test_readme_example_runs(where: tuple[Path, dict[str, str]], line: str, language: str, code: str) -> None:
     cwd, env = where
-    assert language in ("python", "bash"), f"{line}: a {language} block the suite cannot run"
-    command = [sys.executable, "-c", code] if language == "python" else ["bash", "-euo", "pipefail", "-c", code]
-    run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, f"{line} failed:\n{run.stdout[-2000:]}\n{run.stderr[-4000:]}"
-    out = run.stdout
+    out, _ = run_block(line, language, code, cwd, env)
     if not line.startswith("README.md"):
         return
     # What the README's examples print is what the topic holds.

@@ -36,6 +36,7 @@ from pulsar_entries.auth import AdminTls, BookieTls, OAuth2, Token, ZooKeeperAcc
 from .conftest import NS, _java, build_classpath
 from .real_pulsar_compare import assert_same_messages, delivered
 from support.cli import run_cli
+from support.docblocks import page_blocks, run_block
 from support.oauth2_issuer import Issuer
 from support.secrets import assert_no_secret, pem_lines
 
@@ -604,3 +605,29 @@ def test_spark_reads_over_tls_with_pulsar_option_names(
     )
     assert query.awaitTermination(300)
     assert_same_messages(secured["java"], pq.read_table(tmp_path / "sink").sort_by(keys).to_pylist())
+
+
+def test_the_security_page_runs_against_the_secured_standalone(
+    secured: dict[str, Any], no_secret_in_any_output: list[str]
+) -> None:
+    """docs/security.md's examples, as written, against this module's secured standalone: the files and addresses
+    they take from the environment are the fixture's. They print how many entries each read saw."""
+    work = secured["work"]
+    (work / "admin.jwt").write_text(secured["admin"])
+    env = {
+        **os.environ,
+        "PULSAR_TLS_DIR": str(work),
+        "PULSAR_METADATA_URL": secured["zk_url"],
+        "PULSAR_ADMIN_URL": secured["https"],
+        "PULSAR_OAUTH2_ISSUER": secured["issuer"].url,
+    }
+    found = page_blocks("docs/security.md")
+    assert [lang for _, lang, _ in found] == ["python", "python"], found
+    entries = pe.read_topic(
+        TOPIC, metadata_url=secured["zk_url"], metadata_access=secured["zk_access"], bookie_tls=secured["bookie_tls"]
+    ).num_rows
+    zk_route, admin_route = (run_block(*block, cwd=work, env=env) for block in found)
+    no_secret_in_any_output += [*zk_route, *admin_route]
+    assert zk_route[0].split() == [str(entries), "entries,", str(entries), "read"], zk_route
+    assert admin_route[0].split() == [str(entries), "entries,", str(entries), "again"], admin_route
+    assert entries > 0

@@ -2,7 +2,9 @@
 # Fuzz smoke for CI: builds every target without a sanitizer and runs each for
 # a few seconds (FUZZ_SMOKE_SECONDS, default 4) from its seeds, so a target that
 # no longer builds, or crashes on a seed or a short mutation run, fails the
-# suite. cargo-fuzz passes nightly-only flags; RUSTC_BOOTSTRAP=1 lets the
+# suite. The smoke builds in the dev profile (overflow checks and debug
+# assertions on, no optimization): 1.5 min instead of 3.5 on 2 cores, for
+# fewer runs in its few seconds; the long runs build optimized. cargo-fuzz passes nightly-only flags; RUSTC_BOOTSTRAP=1 lets the
 # stable toolchain take them (no nightly needed). The long runs are described
 # in fuzz/README.md.
 set -euo pipefail
@@ -13,8 +15,8 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "fuzz smoke: installing cargo-fuzz"
     cargo install --quiet --locked cargo-fuzz
 fi
-cargo fuzz build -s none
-bin=target/x86_64-unknown-linux-gnu/release
+cargo fuzz build --dev -s none
+bin=target/x86_64-unknown-linux-gnu/debug
 for t in $(cargo fuzz list); do
     corpus=$(mktemp -d)
     seeds=()

@@ -2,10 +2,14 @@
 column and reader diagnostic reaches the output, and every failure is one line.
 
 Most tests run the CLI in a child process (``python -m pulsar_entries``), as a
-user does; the Spark ones start their own JVM and are marked ``spark``."""
+user does. With ``--engine spark`` they run it in this process on the suite's
+Spark session (:func:`cli_on`), except the tests about Spark's start-up and its
+JVM's output, which start their own; all of those are marked ``spark``."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -39,6 +43,24 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> 
     )
 
 
+def cli_on(engine: str, request: pytest.FixtureRequest, *args: str) -> subprocess.CompletedProcess[str]:
+    """``cli("--engine", engine, *args)``. On Spark it runs in this process, on the suite's one Spark session:
+    these tests check the CLI's outputs and messages, and a child process would start a JVM for each call (10 to
+    15 s). The tests about Spark's start-up and its JVM's own output run the CLI in a child process."""
+    if engine != "spark":
+        return cli("--engine", engine, *args)
+    session = request.getfixturevalue("spark")
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(["--engine", engine, *args])
+    finally:
+        session.sparkContext.setLogLevel("ERROR")  # as the suite's session had it (the CLI turns Spark's log off)
+    return subprocess.CompletedProcess(
+        ["pulsar-entries", "--engine", engine, *args], rc, out.getvalue(), err.getvalue()
+    )
+
+
 def error_line(run: subprocess.CompletedProcess[str]) -> str:
     """The one stderr line of a failed run (asserts there is exactly one)."""
     assert run.returncode == 1, (run.returncode, run.stdout, run.stderr)
@@ -68,16 +90,16 @@ def topic_dir(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_out_equal_to_or_overlapping_in_is_refused(topic_dir, engine):
+def test_out_equal_to_or_overlapping_in_is_refused(topic_dir, engine, request):
     before = snapshot(topic_dir.parent)
     for command in ("decode", "compact"):
         for out in (topic_dir, topic_dir / "sub", topic_dir.parent, topic_dir / "a.parquet"):
-            run = cli("--engine", engine, command, str(topic_dir), str(out))
+            run = cli_on(engine, request, command, str(topic_dir), str(out))
             assert "overlaps input" in error_line(run), (command, out)
     # A single input file as OUT, and --overwrite does not change that.
-    run = cli("--engine", engine, "decode", str(topic_dir / "a.parquet"), str(topic_dir / "a.parquet"), "--overwrite")
+    run = cli_on(engine, request, "decode", str(topic_dir / "a.parquet"), str(topic_dir / "a.parquet"), "--overwrite")
     assert "overlaps input" in error_line(run)
-    run = cli("--engine", engine, "inspect", str(topic_dir), "--html", str(topic_dir / "a.parquet"), "--overwrite")
+    run = cli_on(engine, request, "inspect", str(topic_dir), "--html", str(topic_dir / "a.parquet"), "--overwrite")
     assert "overlaps input" in error_line(run)
     assert snapshot(topic_dir.parent) == before  # nothing read was touched
 
@@ -115,14 +137,14 @@ def test_existing_output_needs_overwrite_and_is_replaced_whole(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_decode_existing_out_needs_overwrite(topic_dir, tmp_path, engine):
+def test_decode_existing_out_needs_overwrite(topic_dir, tmp_path, engine, request):
     out = tmp_path / ("m.parquet" if engine == "local" else "m")
-    assert cli("--engine", engine, "decode", str(topic_dir), str(out)).returncode == 0
+    assert cli_on(engine, request, "decode", str(topic_dir), str(out)).returncode == 0
     first = out.read_bytes() if out.is_file() else snapshot(out)
-    run = cli("--engine", engine, "decode", str(topic_dir), str(out), "--keep-markers")
+    run = cli_on(engine, request, "decode", str(topic_dir), str(out), "--keep-markers")
     assert "exists: add --overwrite" in error_line(run)
     assert (out.read_bytes() if out.is_file() else snapshot(out)) == first
-    assert cli("--engine", engine, "decode", str(topic_dir), str(out), "--keep-markers", "--overwrite").returncode == 0
+    assert cli_on(engine, request, "decode", str(topic_dir), str(out), "--keep-markers", "--overwrite").returncode == 0
     want = pe.decode(
         pa.concat_tables([pq.read_table(f) for f in sorted(topic_dir.glob("*.parquet"))]), keep_markers=True
     )
@@ -212,9 +234,9 @@ def _interrupt_during_write(args: list[str], timeout: float = 240) -> subprocess
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_sigint_during_a_write_leaves_the_previous_output_intact(topic_dir, tmp_path, engine):
+def test_sigint_during_a_write_leaves_the_previous_output_intact(topic_dir, tmp_path, engine, request):
     out = tmp_path / ("m.parquet" if engine == "local" else "m")
-    assert cli("--engine", engine, "decode", str(topic_dir), str(out)).returncode == 0
+    assert cli_on(engine, request, "decode", str(topic_dir), str(out)).returncode == 0
     before = out.read_bytes() if out.is_file() else snapshot(out)
     run = _interrupt_during_write(["--engine", engine, "decode", str(topic_dir), str(out), "--overwrite"])
     assert run.returncode == 130 and "interrupted" in run.stderr
@@ -253,9 +275,9 @@ def partitioned(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_compact_keeps_keys_of_different_partitions_apart(partitioned, tmp_path, engine):
+def test_compact_keeps_keys_of_different_partitions_apart(partitioned, tmp_path, engine, request):
     out = tmp_path / "out"
-    run = cli("--engine", engine, "compact", str(partitioned), str(out))
+    run = cli_on(engine, request, "compact", str(partitioned), str(out))
     assert run.returncode == 0, run.stderr
     got = pq.read_table(out / "compacted").sort_by([("partition", "ascending")])
     # One survivor per partition: 10:1 (value b) and 20:0 (value c), not one for the whole topic.
@@ -266,9 +288,9 @@ def test_compact_keeps_keys_of_different_partitions_apart(partitioned, tmp_path,
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_decode_keeps_partition_and_extra_columns(partitioned, tmp_path, engine):
+def test_decode_keeps_partition_and_extra_columns(partitioned, tmp_path, engine, request):
     out = tmp_path / ("m.parquet" if engine == "local" else "m")
-    assert cli("--engine", engine, "decode", str(partitioned), str(out)).returncode == 0
+    assert cli_on(engine, request, "decode", str(partitioned), str(out)).returncode == 0
     got = pq.read_table(out).sort_by([("ledger_id", "ascending"), ("entry_id", "ascending")])
     assert got["partition"].to_pylist() == [0, 0, 1]
     assert got["topic"].to_pylist() == ["t-partition-0", "t-partition-0", "t-partition-1"]
@@ -287,13 +309,13 @@ def damaged_offload(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_offload_reader_diagnostic_becomes_the_rows_error(damaged_offload, tmp_path, engine):
+def test_offload_reader_diagnostic_becomes_the_rows_error(damaged_offload, tmp_path, engine, request):
     out = tmp_path / ("m.parquet" if engine == "local" else "m")
-    assert cli("--engine", engine, "decode", str(damaged_offload), str(out)).returncode == 0
+    assert cli_on(engine, request, "decode", str(damaged_offload), str(out)).returncode == 0
     errors = [e for e in pq.read_table(out)["error"].to_pylist() if e]
     assert any(e.startswith("bad block header magic at data-object offset 0") for e in errors), errors
     assert "entry data is null" not in errors
-    run = cli("--engine", engine, "inspect", str(damaged_offload))
+    run = cli_on(engine, request, "inspect", str(damaged_offload))
     assert run.returncode == 0 and "bad block header magic at data-object offset 0" in run.stdout
 
 
@@ -342,21 +364,21 @@ def test_decode_carrying_matches_rows_to_their_entries():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_corrupt_parquet_file_is_one_line_naming_it(topic_dir, tmp_path, engine):
+def test_a_corrupt_parquet_file_is_one_line_naming_it(topic_dir, tmp_path, engine, request):
     (topic_dir / "c.parquet").write_bytes(b"PAR1 this is not parquet")
     out = tmp_path / ("m.parquet" if engine == "local" else "m")
-    line = error_line(cli("--engine", engine, "decode", str(topic_dir), str(out)))
+    line = error_line(cli_on(engine, request, "decode", str(topic_dir), str(out)))
     assert f"{topic_dir / 'c.parquet'}: cannot read a Parquet file" in line
     assert not out.exists()
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_zero_byte_offload_object_gives_an_error_row_naming_it(tmp_path, engine):
+def test_a_zero_byte_offload_object_gives_an_error_row_naming_it(tmp_path, engine, request):
     d = tmp_path / "offload"
     objects = write_offloaded_ledgers(generate_topic(40, seed=1).entries, d)
     Path(objects[0].data_path).write_bytes(b"")
     out = tmp_path / ("m.parquet" if engine == "local" else "m")
-    assert cli("--engine", engine, "decode", str(d), str(out)).returncode == 0
+    assert cli_on(engine, request, "decode", str(d), str(out)).returncode == 0
     errors = [e for e in pq.read_table(out)["error"].to_pylist() if e]
     assert f"{objects[0].data_path}: the offload object is empty (0 bytes)" in errors
 

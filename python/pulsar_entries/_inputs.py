@@ -46,7 +46,7 @@ def _kind(path: str) -> str | None:
 def list_inputs(path: str) -> list[tuple[str, ...]]:
     """The inputs under ``path`` (a file, object or directory, searched recursively), sorted:
     ``(uri, "parquet" | "arrow")`` for entry files, ``(data, "offload", index)`` for offload objects."""
-    fs, root = filesystem_from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    fs, root = filesystem_for(path)
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.NotFound:
         raise FileNotFoundError(f"{redact_uri(path)}: no such file or directory")
@@ -123,7 +123,7 @@ def file_schema(uri: str, kind: str, index: str = "") -> pa.Schema:
     """The schema :func:`read_file` gives for one input (read from the file's footer or header)."""
     if kind == "offload":
         return ARROW_SCHEMA
-    fs, path = _open(uri)
+    fs, path = filesystem_for(uri)
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
@@ -142,7 +142,8 @@ def inputs_schema(files: list[tuple[str, ...]]) -> pa.Schema:
     return merge_schemas([(item[0], file_schema(*item)) for item in files])
 
 
-def _open(uri: str) -> tuple[pafs.FileSystem, str]:
+def filesystem_for(uri: str) -> tuple[pafs.FileSystem, str]:
+    """The filesystem of ``uri`` (a URI, or a local path) and the path in it."""
     return filesystem_from_uri(uri) if "://" in uri else (pafs.LocalFileSystem(), uri)
 
 
@@ -182,7 +183,7 @@ def read_file(uri: str, kind: str, index: str = "", *, schema: pa.Schema | None 
             max_chunksize=4096
         )
         return
-    fs, path = _open(uri)
+    fs, path = filesystem_for(uri)
     if kind == "parquet":
         import pyarrow.parquet as pq
 

@@ -522,10 +522,9 @@ def input_size(source: str | Path | ClusterTopic) -> tuple[int, str]:
         return sum(max(0, ledger.size) for ledger in ledgers), f"topic of {len(ledgers)} ledgers"
     import pyarrow.fs as pafs
 
-    from .._inputs import filesystem_from_uri
+    from .._inputs import filesystem_for
 
-    path = str(source)
-    fs, root = filesystem_from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    fs, root = filesystem_for(str(source))
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.File:
         return info.size or 0, "input"

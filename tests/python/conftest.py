@@ -1,3 +1,5 @@
+import collections
+
 import pytest
 
 import pulsar_entries as pe
@@ -9,6 +11,21 @@ def pytest_collection_modifyitems(items):
     unmarked = [i.nodeid for i in items if "spark" in i.fixturenames and i.get_closest_marker("spark") is None]
     if unmarked:
         raise pytest.UsageError(f"tests using the spark fixture lack @pytest.mark.spark: {unmarked}")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """With ``--durations`` (scripts/test gives it), the files the time went to as well: each test's setup, call
+    and teardown summed by file (a module's fixture counts where it starts)."""
+    if not config.getoption("durations", None):
+        return
+    per_file: collections.Counter[str] = collections.Counter()
+    for reports in terminalreporter.stats.values():
+        for r in reports:
+            if isinstance(r, pytest.TestReport):
+                per_file[r.nodeid.split("::")[0]] += r.duration
+    terminalreporter.write_sep("=", "slowest 5 files")
+    for path, seconds in per_file.most_common(5):
+        terminalreporter.write_line(f"{seconds:8.2f}s {path}")
 
 
 @pytest.fixture

@@ -548,4 +548,77 @@ mod tests {
         assert!(!e.contains("c2VjcmV0"));
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    /// A bookie that refuses the client after the handshake may reset the
+    /// connection before the client's first request is out (TLS 1.3: the
+    /// client's handshake ends before the bookie has read its Finished).
+    /// The write that meets the reset reads as that refusal, not as a bare
+    /// OS error. Here the fake bookie answers START_TLS, sends its handshake
+    /// flight, then closes with the client's Finished unread (a reset).
+    #[test]
+    fn a_reset_before_the_bookie_answered_reads_as_the_refusal() {
+        use crate::proto::bookkeeper as pb;
+        use prost::Message;
+        use rustls::{ServerConfig, ServerConnection};
+        use std::net::TcpListener;
+        use std::time::Duration;
+
+        let ca = include_bytes!("testdata/ca.pem");
+        let chain = CertificateDer::pem_slice_iter(include_bytes!("testdata/bookie.pem"))
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_slice(include_bytes!("testdata/bookie.key")).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let bookie = std::thread::spawn(move || {
+            let (mut tcp, _) = listener.accept().unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut len = [0u8; 4];
+            tcp.read_exact(&mut len).unwrap();
+            let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+            tcp.read_exact(&mut body).unwrap();
+            let request = pb::Request::decode(&body[..]).unwrap();
+            let answer = pb::Response {
+                header: request.header,
+                status: 0,
+                read_lac_response: None,
+                start_tls_response: Some(pb::StartTlsResponse {}),
+            }
+            .encode_to_vec();
+            tcp.write_all(&(answer.len() as u32).to_be_bytes()).unwrap();
+            tcp.write_all(&answer).unwrap();
+            let mut conn = ServerConnection::new(Arc::new(config)).unwrap();
+            while !conn.wants_write() {
+                conn.read_tls(&mut tcp).unwrap();
+                conn.process_new_packets().unwrap();
+            }
+            while conn.wants_write() {
+                conn.write_tls(&mut tcp).unwrap();
+            }
+            // The client's Finished arrives and stays unread: closing now resets.
+            std::thread::sleep(Duration::from_millis(300));
+        });
+        let tls = BookieTls::from_pem(ca, None, false).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let tcp = TcpStream::connect(&addr).unwrap();
+        let mut stream = tls.start(tcp, &addr, 1, deadline).unwrap();
+        bookie.join().unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let e = stream
+            .write_all(&protocol::start_tls_request(2))
+            .and_then(|()| stream.flush())
+            .expect_err("the bookie reset the connection");
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionAborted, "{e}");
+        assert_eq!(
+            e.to_string(),
+            "the bookie closed the TLS connection before answering: it may require a client certificate it trusts"
+        );
+    }
 }

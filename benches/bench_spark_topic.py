@@ -62,9 +62,18 @@ NS = "persistent://public/default/"
 
 
 def produce(
-    lib: Path, classes: Path, sa: Standalone, topic: str, args: Any, messages: int, log: Path, keys: int = 0
+    lib: Path,
+    classes: Path,
+    sa: Standalone,
+    topic: str,
+    args: Any,
+    messages: int,
+    log: Path,
+    keys: int = 0,
+    txn_size: int = 0,
 ) -> dict[str, Any]:
-    """``ReaderBench produce`` into ``topic`` (``keys`` > 0: that many distinct keys), then an unload."""
+    """``ReaderBench produce`` into ``topic`` (``keys`` > 0: that many distinct keys; ``txn_size`` > 0:
+    in committed transactions of that many messages), then an unload."""
     raw = subprocess.run(
         brt.java_cmd(
             lib,
@@ -77,7 +86,8 @@ def produce(
             str(args.value_bytes),
             str(args.batch),
             str(args.seed),
-            *([str(keys)] if keys else []),
+            *([str(keys)] if keys or txn_size else []),
+            *([str(txn_size)] if txn_size else []),
         ),
         stdout=subprocess.PIPE,
         stderr=open(log, "ab"),  # noqa: SIM115 - the child holds it

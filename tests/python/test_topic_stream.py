@@ -1,6 +1,7 @@
 """The stream read of a topic (``pulsar_entries._cluster.stream``), without Spark: offsets,
-admission control, retention, and the exactly-once rule for chunked messages, which must give
-the same messages however the stream is cut into micro-batches and ranges."""
+admission control, retention, and the exactly-once rules for chunked messages and for
+transactions (read committed), which must give the same messages however the stream is cut into
+micro-batches and ranges."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ import pyarrow as pa
 import pytest
 
 import pulsar_entries as pe
+import pulsar_entries._native as _native
+from pulsar_entries._cluster import stream
 from pulsar_entries._cluster.layout import Ledger, Partition, TopicLayout
 from pulsar_entries._cluster.stream import (
     EARLIEST,
+    TXN_ABORT,
+    TXN_COMMIT,
+    TxnLimits,
     admit,
     backlog,
     lost_range,
@@ -24,6 +30,8 @@ from pulsar_entries._cluster.stream import (
     positions_of,
     stream_range,
 )
+
+from support.entrygen import Meta, frame
 
 TOPIC = "persistent://public/default/s"
 
@@ -51,6 +59,18 @@ class FakeBookies:
             }
         )
         return batch, None
+
+
+def no_windows_kept() -> None:
+    """The fakes here reuse ledger ids and metadata for different entries, which no cluster does:
+    the windows a stream keeps per process (by ledger id and metadata) must not outlive a test."""
+    stream._WINDOWS.windows.clear()
+    stream._WINDOWS.size = 0
+
+
+@pytest.fixture(autouse=True)
+def _fresh_windows() -> None:
+    no_windows_kept()
 
 
 def ledger(ledger_id: int, entries: int, *, open_: bool = False) -> Ledger:
@@ -250,3 +270,200 @@ def test_a_deleted_ledger_the_stream_had_not_read_is_reported() -> None:
     rows = [r for sr in ranges for t in stream_range(sr, reader=bookies) for r in t.to_pylist()]
     assert rows[0]["error"] == "data loss: " + lost_range(part, (4, 3), (7, 5))  # type: ignore[operator]
     assert [r["value"] for r in rows[1:]] == [b"v"] * 5
+
+
+# ------------------------------------------------------------------------------------- transactions
+
+T0 = 1_700_000_000_000
+
+
+def txn_message(value: bytes, txn: int, seq: int, t: int) -> bytes:
+    meta = Meta(producer_name="tx", sequence_id=seq, publish_time=t, txnid_most_bits=1, txnid_least_bits=txn)
+    return frame(meta, value)
+
+
+def txn_marker(kind: int, txn: int, t: int) -> bytes:
+    meta = Meta(producer_name="broker", publish_time=t, marker_type=kind, txnid_most_bits=1, txnid_least_bits=txn)
+    return frame(meta, b"")
+
+
+def txn_corpus(seed: int) -> tuple[list[bytes], dict[int, str]]:
+    """Plain entries, chunked messages and the messages of transactions interleaved: transactions
+    committed and aborted, some spanning many entries, one with no message here (its messages lie
+    before, as for a stream started late) and one never decided; each entry 100 ms after the last."""
+    rnd = random.Random(seed)
+    out: list[bytes] = []
+    open_txns: list[int] = []
+    fate: dict[int, str] = {}
+    chunks: list[bytes] = []
+    seq = 0
+    for i in range(90):
+        t = T0 + 100 * len(out)
+        r = rnd.random()
+        if r < 0.12 and len(open_txns) < 4:
+            txn = 100 + i
+            open_txns.append(txn)
+            fate[txn] = "open"
+        if open_txns and rnd.random() < 0.5:
+            txn = rnd.choice(open_txns)
+            seq += 1
+            out.append(txn_message(f"t{txn}-{seq}".encode(), txn, seq, t))
+        elif r > 0.8 and not chunks:
+            seq += 1
+            chunks = pe.encode_chunked({"value": bytes([i]) * 250}, chunk_size=100, producer_name="ch", sequence_id=seq)
+        elif chunks:
+            out.append(chunks.pop(0))
+        else:
+            out.append(pe.encode_entry([{"value": f"m{i}".encode()}], publish_time=t))
+        if open_txns and rnd.random() < 0.1:
+            txn = open_txns.pop(rnd.randrange(len(open_txns)))
+            kind = rnd.choice([TXN_COMMIT, TXN_ABORT])
+            fate[txn] = "committed" if kind == TXN_COMMIT else "aborted"
+            out.append(txn_marker(kind, txn, T0 + 100 * len(out)))
+    out.extend(chunks)
+    # The rest is decided, but for one transaction that never is.
+    if not open_txns:
+        open_txns.append(999)
+        fate[999] = "open"
+        out.append(txn_message(b"t999-0", 999, 0, T0 + 100 * len(out)))
+    for txn in open_txns[1:]:
+        fate[txn] = "committed"
+        out.append(txn_marker(TXN_COMMIT, txn, T0 + 100 * len(out)))
+    # A commit whose transaction has no message here (they lie before, as for a stream started late).
+    out.insert(3, txn_marker(TXN_COMMIT, 5, T0))
+    return out, fate
+
+
+def committed_reference(entries: dict[int, list[bytes]]) -> list[tuple[Any, ...]]:
+    """What a reader through the broker is given once every transaction here is decided: the
+    topic decoded whole, less the aborted transactions and the undecided one."""
+    raw = [(lid, e, d) for lid, ds in sorted(entries.items()) for e, d in enumerate(ds)]
+    table = pa.table(
+        {
+            "ledger_id": pa.array([r[0] for r in raw], pa.int64()),
+            "entry_id": pa.array([r[1] for r in raw], pa.int64()),
+            "partition": pa.array([0] * len(raw), pa.int32()),
+            "data": pa.array([r[2] for r in raw], pa.binary()),
+        }
+    )
+    done = pe.reassemble_chunks(pe.decode(table), max_pending=None, expire_after_ms=None)
+    status = pa.compute.fill_null(done["txn_status"], "none")
+    done = done.filter(pa.compute.is_in(status, pa.array(["none", "committed"])))
+    return messages_of([done])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_cut_of_the_stream_gives_committed_transactions_once_and_never_an_aborted_one(seed: int) -> None:
+    rnd = random.Random(seed)
+    corpus_, fate = txn_corpus(seed)
+    assert {"committed", "aborted", "open"} <= set(fate.values()), fate
+    entries = split(corpus_, [rnd.randint(5, 25) for _ in range(3)])
+    want = committed_reference(entries)
+    values = [r[3] for r in want]
+    assert any(v.startswith(b"t") for v in values)
+    for per_range in (1, 4, 50):
+        cuts = [rnd.randint(1, 20) for _ in range(6)]
+        got, _ = stream_all(entries, cuts, per_range)
+        assert got == want, (seed, per_range, cuts)
+    sent = {txn: sum(1 for d in corpus_ if f"t{txn}-".encode() in d) for txn in fate}
+    for txn, how in fate.items():
+        mine = [v for v in values if v.startswith(f"t{txn}-".encode())]
+        assert len(mine) == (sent[txn] if how == "committed" else 0), (txn, how)
+
+
+def test_transactional_rows_are_committed_and_markers_are_kept_only_when_asked() -> None:
+    entries = {
+        5: [
+            txn_message(b"a", 1, 1, T0),
+            pe.encode_entry([{"value": b"plain"}], publish_time=T0),
+            txn_message(b"b", 2, 2, T0),
+            txn_marker(TXN_ABORT, 2, T0 + 1),
+            txn_marker(TXN_COMMIT, 1, T0 + 2),
+            # A replication marker (REPLICATED_SUBSCRIPTION_SNAPSHOT_REQUEST): no transaction's.
+            frame(Meta(producer_name="broker", publish_time=T0 + 3, marker_type=10), b""),
+        ]
+    }
+    bookies = FakeBookies(entries)
+    part = Partition(TOPIC, 0, [ledger(5, 6)])
+    layout = TopicLayout(TOPIC, [part], {})
+    for start, keep in (((5, 2), False), ((5, 0), True)):
+        ranges = plan_stream([layout], {TOPIC: start}, {TOPIC: (5, 6)}, reader_for=lambda _: bookies)
+        opts = _native.DecodeOptions(keep_markers=keep)
+        rows = [
+            r for sr in ranges for t in stream_range(sr, reader=bookies, decode_options=opts) for r in t.to_pylist()
+        ]
+        got = [(r["entry_id"], r["value"], r["txn_status"], r["marker_type"]) for r in rows]
+        if keep:
+            # Every row from the first entry, markers too; the aborted message is not emitted.
+            assert sorted((g[0], g[2], g[3]) for g in got) == [
+                (0, "committed", None),
+                (1, None, None),
+                (3, "aborted", TXN_ABORT),
+                (4, "committed", TXN_COMMIT),
+                (5, None, 10),
+            ]
+        else:
+            # From entry 2: the commit at 4 reads back for message 0, before the range.
+            assert got == [(0, b"a", "committed", None)]
+    # A range of the replication marker alone: nothing (markers are rows only when asked for).
+    ranges = plan_stream([layout], {TOPIC: (5, 5)}, {TOPIC: (5, 6)}, reader_for=lambda _: bookies)
+    assert [r for sr in ranges for t in stream_range(sr, reader=bookies) for r in t.to_pylist()] == []
+
+
+def test_reading_back_for_a_committed_transaction_is_bounded_by_time_and_by_entries() -> None:
+    # Transaction 7's message, then 300 plain entries 10 s apart, then its commit.
+    plain = [pe.encode_entry([{"value": f"v{i}".encode()}], publish_time=T0 + 10_000 * (i + 1)) for i in range(300)]
+    commit_t = T0 + 10_000 * 301
+    entries = {5: [txn_message(b"x", 7, 1, T0), *plain, txn_marker(TXN_COMMIT, 7, commit_t)]}
+    part = Partition(TOPIC, 0, [ledger(5, 302)])
+    layout = TopicLayout(TOPIC, [part], {})
+
+    def read(txn: TxnLimits, *, kept: bool = False) -> tuple[list[dict[str, Any]], list[tuple[int, int, int]]]:
+        if not kept:
+            no_windows_kept()
+        bookies = FakeBookies(entries)
+        ranges = plan_stream([layout], {TOPIC: (5, 301)}, {TOPIC: (5, 302)}, reader_for=lambda _: bookies, txn=txn)
+        bookies.reads.clear()
+        rows = [r for sr in ranges for t in stream_range(sr, reader=bookies) for r in t.to_pylist()]
+        return rows, bookies.reads
+
+    # A timeout that covers the transaction: found, 301 entries back.
+    rows, reads = read(TxnLimits(timeout_ms=60 * 60_000))
+    assert [(r["value"], r["txn_status"], r["error"]) for r in rows] == [(b"x", "committed", None)]
+    assert sum(stop - first + 1 for _, first, stop in reads) == 302
+    # Fewer entries allowed than the timeout needs: the search stops and says so at the commit.
+    rows, _ = read(TxnLimits(timeout_ms=60 * 60_000, read_back=100))
+    assert [r["value"] for r in rows] == [None]
+    assert rows[0]["entry_id"] == 301 and "searched 100 entries back (entries from 5:201)" in rows[0]["error"]
+    assert "transactionReadBack" in rows[0]["error"] and "committed at 5:301" in rows[0]["error"]
+    # A 10-minute timeout: the search ends at the first window (entries 256-300, then 64 at a time) published
+    # wholly more than 11 minutes before the commit, the 3rd; no error: no committed transaction reaches so far.
+    rows, reads = read(TxnLimits(timeout_ms=600_000))
+    assert rows == []
+    assert sum(stop - first + 1 for _, first, stop in reads) == 1 + 45 + 2 * 64
+    # The same range again in this process (a micro-batch re-run, or the next one reading back through the same
+    # windows): the windows read back are kept, so only the range itself is read.
+    rows, reads = read(TxnLimits(timeout_ms=600_000), kept=True)
+    assert rows == [] and reads == [(5, 301, 301)]
+    rows, reads = read(TxnLimits(timeout_ms=60 * 60_000), kept=True)
+    assert [r["value"] for r in rows] == [b"x"]
+    assert sum(stop - first + 1 for _, first, stop in reads) == 1 + 301 - 45 - 2 * 64
+
+
+def test_a_read_back_that_fails_is_an_error_row_at_the_commit_not_a_silent_loss() -> None:
+    plain = [pe.encode_entry([{"value": f"v{i}".encode()}], publish_time=T0) for i in range(100)]
+    entries = {5: [txn_message(b"x", 7, 1, T0), *plain, txn_marker(TXN_COMMIT, 7, T0 + 1)]}
+
+    class Failing(FakeBookies):
+        def read_window(self, ledger_id: int, metadata: bytes, first: int, stop: int, max_bytes: int) -> Any:
+            if first < 64:
+                raise OSError("bookie 127.0.0.1:1 timed out")
+            return super().read_window(ledger_id, metadata, first, stop, max_bytes)
+
+    bookies = Failing(entries)
+    layout = TopicLayout(TOPIC, [Partition(TOPIC, 0, [ledger(5, 102)])], {})
+    ranges = plan_stream([layout], {TOPIC: (5, 101)}, {TOPIC: (5, 102)}, reader_for=lambda _: bookies)
+    rows = [r for sr in ranges for t in stream_range(sr, reader=bookies) for r in t.to_pylist()]
+    assert [r["entry_id"] for r in rows] == [101]
+    assert rows[0]["error"].startswith("transaction (1, 7) committed at 5:101: reading back failed at 5:")
+    assert "timed out" in rows[0]["error"]

@@ -26,16 +26,36 @@ deliver it; a chunk whose first chunk is not found within ``read_back`` entries
 is an ``incomplete`` row. Expiry and eviction of pending chunked messages
 (``expireTimeOfIncompleteChunkedMessageMs``, ``maxPendingChunkedMessage``) do
 not apply: they depend on where a read starts, which would break exactly once.
+
+**Transactions are read committed**, by the same rule: a transaction's messages
+are emitted whole, once, by the range that holds its *decision point*, its
+``TXN_COMMIT`` marker; a range holds back the messages of transactions still
+open at its end, and never emits an aborted transaction's messages. A range
+that meets a commit marker reads back (:class:`_TxnBack`) for the transaction's
+earlier messages: until it has passed ``TxnLimits.timeout_ms`` (the longest
+transaction timeout the producers use) plus :data:`TXN_CLOCK_MARGIN_MS` of
+publish time before the marker, as the coordinator aborts a transaction not
+committed within its timeout, and at most ``TxnLimits.read_back`` entries. A
+search that stops at that entry bound first (or fails to read) is one ``error``
+row at the marker, so that a message it may have missed is never missed
+silently. Windows read back are kept per process (:data:`_WINDOWS`): a stream's
+later ranges read back through the same entries. A stream that starts after some
+of a transaction's messages emits them with the rest when the commit comes, as
+it does a chunked message's earlier chunks. A transaction that is never decided
+(no marker: its coordinator lost) is held back for good; a reader through the
+broker is held at its first message instead.
 """
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import pulsar_entries._native as _native
 from pulsar_entries.auth import BookieTls
@@ -67,6 +87,21 @@ EARLIEST: Position = (-1, -1)
 BACK_SLICE = 64
 #: The largest entry id or ledger id a position may name (Java's ``Long.MAX_VALUE``).
 _MAX_ID = 2**63 - 1
+#: ``MarkerType`` values of a transaction's end (PulsarApi.proto).
+TXN_COMMIT, TXN_ABORT = 21, 22
+#: Publish time a search for a committed transaction's messages goes past its timeout: the
+#: producers' and the broker's clocks may differ, and the coordinator writes markers after it decides.
+TXN_CLOCK_MARGIN_MS = 60_000
+
+
+@dataclass(frozen=True)
+class TxnLimits:
+    """How far a range reads back for a committed transaction's earlier messages (see the module's
+    docs): ``timeout_ms``, the longest transaction timeout the producers use (Pulsar's clients
+    default to 60 s), and at most ``read_back`` entries."""
+
+    timeout_ms: int = 60_000
+    read_back: int = 100_000
 
 
 class DataLossError(RuntimeError):
@@ -309,6 +344,11 @@ class StreamRange:
     partition: int
     behind: list[Segment] = field(default_factory=list)
     lost: str | None = None
+    #: The entries before the range a committed transaction's messages are searched for, and
+    #: whether they reach back to the partition's first entry.
+    txn_behind: list[Segment] = field(default_factory=list)
+    txn_behind_all: bool = True
+    txn: TxnLimits = TxnLimits()
 
 
 def _tail(segs: list[Segment], budget: int) -> list[Segment]:
@@ -331,6 +371,7 @@ def plan_stream(
     reader_for: Any,
     entries_per_partition: int = 50_000,
     read_back: int = 100_000,
+    txn: TxnLimits = TxnLimits(),
     offload_filesystem: Any = None,
     offload_prefix: str = "",
 ) -> list[StreamRange]:
@@ -364,7 +405,19 @@ def plan_stream(
         for r in ranges:
             first = r.segments[0]
             before = _narrow(whole, None, (first.ledger.ledger_id, first.first - 1))
-            out.append(StreamRange(r, layout.topic, part.partition, _tail(before, read_back)))
+            txn_behind = _tail(before, txn.read_back)
+            known = sum(s.last - s.first + 1 for s in before if s.last is not None)
+            out.append(
+                StreamRange(
+                    r,
+                    layout.topic,
+                    part.partition,
+                    _tail(before, read_back),
+                    txn_behind=txn_behind,
+                    txn_behind_all=known <= txn.read_back,
+                    txn=txn,
+                )
+            )
     return out
 
 
@@ -419,6 +472,361 @@ def _read_back(
     return pa.concat_tables(found[::-1])
 
 
+Txn = tuple[int, int]
+
+
+def _newest_ms(messages: pa.Table) -> int | None:
+    """The newest publish time among ``messages``, in ms."""
+    if not messages.num_rows:
+        return None
+    newest = pc.max(messages["publish_time"].cast(pa.int64())).as_py()
+    return None if newest is None else int(newest)
+
+
+def _txn_rows(messages: pa.Table) -> pa.Table:
+    """The messages of ``messages`` sent in a transaction (markers not included)."""
+    mask = pc.and_(pc.is_valid(messages["txnid_most_bits"]), pc.is_null(messages["marker_type"]))
+    return messages.filter(mask)
+
+
+@dataclass(frozen=True)
+class _BackWindow:
+    """What a window of entries read back holds for transactions: its transactional entries (as
+    read: ``raw``; or as decoded messages: ``rows``), the transactions whose marker it holds, its
+    newest publish time, its entry count, and the first error reading or decoding it (its messages
+    may then be missing)."""
+
+    rows: pa.Table | None
+    ended: frozenset[Txn]
+    newest_ms: int | None
+    count: int
+    error: str | None
+    #: The rows of each transaction in ``rows`` (or in ``raw``).
+    index: Mapping[Txn, list[int]] = field(default_factory=dict)
+    raw: pa.Table | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.nbytes for t in (self.rows, self.raw) if t is not None)
+
+    def messages(self, txns: set[Txn], options: Decoding) -> pa.Table | None:
+        """The messages of ``txns`` in the window, in order."""
+        rows = sorted(i for txn in txns & self.index.keys() for i in self.index[txn])
+        if not rows:
+            return None
+        take = pa.array(rows, pa.int64())
+        if self.rows is not None:
+            return self.rows.take(take)
+        assert self.raw is not None
+        return _txn_rows(decode_entries(self.raw.take(take), options))
+
+
+def _by_txn(most: pa.ChunkedArray | pa.Array, least: pa.ChunkedArray | pa.Array) -> dict[Txn, list[int]]:
+    """Row numbers by transaction id (rows with an id only)."""
+    table = pa.table({"m": most, "l": least, "i": pa.array(range(len(most)), pa.int64())})
+    groups = table.filter(pc.is_valid(table["m"])).group_by(["m", "l"], use_threads=False).aggregate([("i", "list")])
+    return {
+        (m, lo): i for m, lo, i in zip(groups["m"].to_pylist(), groups["l"].to_pylist(), groups["i_list"].to_pylist())
+    }
+
+
+def _ended(most: pa.ChunkedArray | pa.Array, least: pa.ChunkedArray | pa.Array, marker: Any) -> frozenset[Txn]:
+    """The transactions whose end marker is among the rows."""
+    ends = pc.fill_null(pc.is_in(marker, pa.array([TXN_COMMIT, TXN_ABORT], pa.int32())), False)
+    pairs = zip(most.filter(ends).to_pylist(), least.filter(ends).to_pylist())
+    return frozenset((m, lo) for m, lo in pairs if m is not None)
+
+
+class _WindowCache:
+    """Windows read back, by ledger, first and last entry (and how they were decoded), kept per
+    process: the ranges of a stream's later micro-batches read back through the same entries, and
+    Spark reuses its Python workers. Entries up to the last-add-confirmed never change, so a window
+    read once reads the same again; the cache only saves the reads. Least recently used first out,
+    within ``budget`` bytes."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.size = 0
+        self.windows: OrderedDict[tuple[Any, ...], _BackWindow] = OrderedDict()
+
+    def get(self, key: tuple[Any, ...]) -> _BackWindow | None:
+        got = self.windows.get(key)
+        if got is not None:
+            self.windows.move_to_end(key)
+        return got
+
+    def put(self, key: tuple[Any, ...], window: _BackWindow) -> None:
+        size = window.nbytes
+        if key in self.windows or size > self.budget // 4:
+            return
+        self.windows[key] = window
+        self.size += size
+        while self.size > self.budget:
+            _, old = self.windows.popitem(last=False)
+            self.size -= old.nbytes
+
+
+#: The windows read back for transactions in this process (see :class:`_WindowCache`).
+_WINDOWS = _WindowCache(64 << 20)
+
+
+class _TxnBack:
+    """The transactional messages before a range, found by reading back through ``txn_behind``
+    newest first, only as far as the commit markers met so far need: each entry read once per
+    range (and, through :data:`_WINDOWS`, mostly once per process)."""
+
+    def __init__(self, sr: StreamRange, reader: Any, fs: Any, prefix: str, options: Decoding) -> None:
+        self.sr = sr
+        self.options = options
+        self.reader, self.fs, self.prefix = reader, fs, prefix
+        #: The windows read that hold transactional rows, newest first.
+        self.found: list[_BackWindow] = []
+        self.searched = 0
+        #: The newest publish time of the oldest window read.
+        self.oldest_ms: int | None = None
+        self.exhausted = False
+        #: The first error met reading back: the search is not whole.
+        self.error: str | None = None
+        #: Transactions whose marker lies before the range: decided by an earlier one.
+        self.ended: set[Txn] = set()
+        self._windows = self._positions()
+        # Decrypted windows are not kept: the keys are the task's.
+        rng = sr.range
+        self._key: tuple[str, str] | None = None
+        if rng is not None and options.crypto_keys is None:
+            self._key = (repr(sorted(rng.bookies.items())), repr(options.options))
+
+    def _positions(self) -> Iterator[Segment]:
+        """The windows, newest first, cut at multiples of ``BACK_SLICE`` so that ranges share them."""
+        for seg in reversed(self.sr.txn_behind):
+            if seg.last is None:
+                return
+            hi = seg.last
+            while hi >= seg.first:
+                lo = max(seg.first, hi - hi % BACK_SLICE)
+                yield Segment(seg.ledger, lo, hi)
+                hi = lo - 1
+
+    def _window(self, seg: Segment) -> _BackWindow:
+        # A ledger's metadata (its ensemble, creation time and token) tells a ledger from one that had
+        # its id on another cluster.
+        led = seg.ledger
+        key = None if self._key is None else (*self._key, led.ledger_id, led.metadata, seg.first, seg.last)
+        if key is not None:
+            got = _WINDOWS.get(key)
+            if got is not None:
+                return got
+        tables = list(_segment_tables(seg, self.sr.partition, self.reader, self.fs, self.prefix, BACK_SLICE))
+        if not tables:
+            return _BackWindow(None, frozenset(), None, 0, None)
+        entries = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        window = self._from_metadata(entries) or self._decoded(entries)
+        if key is not None and window.error is None:
+            _WINDOWS.put(key, window)
+        return window
+
+    def _from_metadata(self, entries: pa.Table) -> _BackWindow | None:
+        """The window from its entries' metadata alone, without decoding a payload: the entries of
+        transactions are kept as read, and decoded only when a commit wants them. None when an entry
+        could not be read or its metadata or checksum is bad: :meth:`_decoded` then says where."""
+        if entries["error"].null_count != entries.num_rows or entries["data"].null_count:
+            return None
+        meta = _native.entry_metadata(entries["data"].combine_chunks())
+        if meta["error"].null_count != meta.num_rows or not pc.all(pc.fill_null(meta["checksum_valid"], True)).as_py():
+            return None
+        most, least, marker = meta["txnid_most_bits"], meta["txnid_least_bits"], meta["marker_type"]
+        is_txn = pc.fill_null(pc.and_(pc.is_valid(most), pc.is_null(marker)), False)
+        raw = entries.filter(is_txn)
+        index = _by_txn(most.filter(is_txn), least.filter(is_txn))
+        newest = pc.max(meta["publish_time"].cast(pa.int64())).as_py()
+        return _BackWindow(
+            None,
+            _ended(most, least, marker),
+            None if newest is None else int(newest),
+            entries.num_rows,
+            None,
+            index,
+            raw if raw.num_rows else None,
+        )
+
+    def _decoded(self, entries: pa.Table) -> _BackWindow:
+        """The window decoded whole: its transactional messages, and its first error row."""
+        messages = decode_entries(entries, self.options)
+        rows = _txn_rows(messages)
+        bad = messages.filter(pc.is_valid(messages["error"]))
+        error = None
+        if bad.num_rows:
+            error = f"{bad['ledger_id'][0].as_py()}:{bad['entry_id'][0].as_py()}: {bad['error'][0].as_py()}"
+        return _BackWindow(
+            rows if rows.num_rows else None,
+            _ended(messages["txnid_most_bits"], messages["txnid_least_bits"], messages["marker_type"]),
+            _newest_ms(messages),
+            entries.num_rows,
+            error,
+            _by_txn(rows["txnid_most_bits"], rows["txnid_least_bits"]),
+        )
+
+    def reach(self, before_ms: int | None) -> str | None:
+        """Read back until a window published wholly before ``before_ms`` is read (None: as far as
+        the limits allow). None when the search is whole (that time was passed, or the partition's
+        first entry read), else why not: the entries allowed ran out first, or a read failed."""
+        while True:
+            if self.error is not None:
+                return f"reading back failed at {self.error}"
+            if before_ms is not None and self.oldest_ms is not None and self.oldest_ms < before_ms:
+                return None
+            if self.exhausted:
+                if self.sr.txn_behind_all:
+                    return None
+                return (
+                    f"its messages were searched {self.searched} entries back{self._since()}, the most option "
+                    f"transactionReadBack allows, without passing transactionTimeoutMs ({self.sr.txn.timeout_ms} ms) "
+                    f"plus {TXN_CLOCK_MARGIN_MS} ms of publish time"
+                )
+            seg = next(self._windows, None)
+            if seg is None:
+                self.exhausted = True
+                continue
+            window = self._window(seg)
+            self.searched += window.count
+            self.error = window.error
+            if window.newest_ms is not None:
+                self.oldest_ms = window.newest_ms
+            if window.index:
+                self.found.append(window)
+            self.ended |= window.ended
+
+    def _since(self) -> str:
+        first = self.sr.txn_behind[0] if self.sr.txn_behind else None
+        return f" (entries from {first.ledger.ledger_id}:{first.first})" if first is not None else ""
+
+    def messages_of(self, txns: set[Txn], skip_uuids: set[str]) -> pa.Table | None:
+        """The rows found of ``txns``, oldest first, less the chunks of messages the range itself
+        holds (those its chunk read-back already took)."""
+        wanted = txns - self.ended
+        parts = [t for w in reversed(self.found) if (t := w.messages(wanted, self.options)) is not None]
+        if not parts:
+            return None
+        found = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        if skip_uuids:
+            uuids = found["uuid"].to_pylist()
+            keep = [i for i, u in enumerate(uuids) if u is None or u not in skip_uuids]
+            if len(keep) < found.num_rows:
+                found = found.take(pa.array(keep, pa.int64()))
+        return found if found.num_rows else None
+
+
+class _ReadCommitted:
+    """A range's filter for transactions (see the module's docs): each message of a transaction
+    is held until its marker, emitted at a commit, dropped at an abort."""
+
+    def __init__(
+        self, sr: StreamRange, reader: Any, fs: Any, prefix: str, options: Decoding, keep_markers: bool
+    ) -> None:
+        self.sr = sr
+        self.options = options
+        self.keep_markers = keep_markers
+        self.back = _TxnBack(sr, reader, fs, prefix, options)
+        #: Transactions decided in this range: True committed, False aborted.
+        self.decided: dict[Txn, bool] = {}
+        #: The rows of transactions not decided yet, in order.
+        self.pending: dict[Txn, list[pa.Table]] = {}
+        self._released: list[pa.Table] = []
+
+    def filter(self, ready: pa.Table, range_uuids: set[str]) -> list[pa.Table]:
+        """What ``ready`` (in order, chunked messages whole) lets out now: the rows of committed
+        transactions (what the range read back for them first), and the rest. A transaction's rows
+        share its fate wherever they lie against its marker, so they are taken by transaction
+        (grouped in Arrow), not row by row."""
+        most = ready["txnid_most_bits"]
+        marker = ready["marker_type"]
+        if most.null_count == ready.num_rows and (self.keep_markers or marker.null_count == ready.num_rows):
+            return [ready]
+        index = pa.array(range(ready.num_rows), pa.int64())
+        plain = pc.is_null(most)
+        if not self.keep_markers:
+            plain = pc.and_(plain, pc.is_null(marker))
+        keep: list[pa.Array] = [pc.indices_nonzero(plain)]
+        commits: dict[Txn, int] = {}
+        ends = pc.fill_null(pc.is_in(marker, pa.array([TXN_COMMIT, TXN_ABORT], pa.int32())), False)
+        for row in (
+            ready.select(["txnid_most_bits", "txnid_least_bits", "marker_type"])
+            .filter(ends)
+            .append_column("i", index.filter(ends))
+            .to_pylist()
+        ):
+            txn = (row["txnid_most_bits"], row["txnid_least_bits"])
+            if row["txnid_most_bits"] is None or txn in self.decided:
+                continue
+            committed = row["marker_type"] == TXN_COMMIT
+            self.decided[txn] = committed
+            earlier = self.pending.pop(txn, [])
+            if committed:
+                self._released.extend(earlier)
+                commits[txn] = row["i"]
+        if self.keep_markers:
+            keep.append(pc.indices_nonzero(pc.and_(pc.is_valid(most), pc.is_valid(marker))))
+        is_txn = pc.and_(pc.is_valid(most), pc.is_null(marker))
+        groups = (
+            pa.table({"m": most, "l": ready["txnid_least_bits"], "i": index})
+            .filter(is_txn)
+            .group_by(["m", "l"], use_threads=False)
+            .aggregate([("i", "list")])
+        )
+        for m, lo, rows in zip(groups["m"].to_pylist(), groups["l"].to_pylist(), groups["i_list"].to_pylist()):
+            state = self.decided.get((m, lo))
+            if state is None:
+                self.pending.setdefault((m, lo), []).append(ready.take(pa.array(rows, pa.int64())))
+            elif state:
+                keep.append(pa.array(rows, pa.int64()))
+        out: list[pa.Table] = []
+        if commits:
+            out.extend(self._read_back(ready, commits, range_uuids))
+        out.extend(self._released)
+        self._released = []
+        kept = pa.concat_arrays([k.cast(pa.int64()) for k in keep])
+        out.append(ready if len(kept) == ready.num_rows else ready.take(pc.take(kept, pc.sort_indices(kept))))
+        return [_committed(t) for t in out if t.num_rows]
+
+    def _read_back(self, ready: pa.Table, commits: Mapping[Txn, int], range_uuids: set[str]) -> list[pa.Table]:
+        """The committed transactions' messages before the range, and an error row for each whose
+        search stopped at the entries allowed before it passed the transaction's timeout."""
+        times = ready["publish_time"].cast(pa.int64()).to_pylist()
+        margin = self.sr.txn.timeout_ms + TXN_CLOCK_MARGIN_MS
+        out: list[pa.Table] = []
+        short: list[tuple[Txn, int, str]] = []
+        for txn, i in sorted(commits.items(), key=lambda kv: kv[1]):
+            at = times[i]
+            why = self.back.reach(None if at is None else at - margin)
+            if why is not None:
+                short.append((txn, i, why))
+        found = self.back.messages_of(set(commits), range_uuids)
+        if found is not None:
+            out.append(found)
+        for txn, i, why in short:
+            out.append(self._short(ready, txn, i, why))
+        return out
+
+    def _short(self, ready: pa.Table, txn: Txn, i: int, why: str) -> pa.Table:
+        ledger, entry = ready["ledger_id"][i].as_py(), ready["entry_id"][i].as_py()
+        message = (
+            f"transaction ({txn[0]}, {txn[1]}) committed at {ledger}:{entry}: {why}; any message of it before "
+            "the range not found is not emitted"
+        )
+        row = decode_entries(error_rows(ledger, self.sr.partition, message), self.options)
+        return row.set_column(row.schema.get_field_index("entry_id"), "entry_id", pa.array([entry], pa.int64()))
+
+
+def _committed(rows: pa.Table) -> pa.Table:
+    """``rows`` with ``txn_status`` 'committed' on every transactional message (a range lets out
+    no other)."""
+    if rows["txnid_most_bits"].null_count == rows.num_rows:
+        return rows
+    is_txn = pc.and_(pc.is_valid(rows["txnid_most_bits"]), pc.is_null(rows["marker_type"]))
+    status = pc.if_else(is_txn, pa.scalar("committed"), rows["txn_status"])
+    return rows.set_column(rows.schema.get_field_index("txn_status"), "txn_status", status)
+
+
 def stream_range(
     sr: StreamRange,
     *,
@@ -435,7 +843,9 @@ def stream_range(
     """The messages one range of a micro-batch emits (see the module's docs): every message whose
     entry lies in the range, chunked messages at their last chunk, whole. ``crypto_keys`` decrypts
     encrypted messages (see :func:`pulsar_entries.decode`)."""
-    options = Decoding(decode_options, crypto_keys)
+    keep_markers = decode_options is not None and decode_options.keep_markers
+    # Markers are read, whatever the caller keeps: they decide the transactions.
+    options = Decoding(_with_markers(decode_options), crypto_keys)
     limits = _stream_limits(reassembly)
     if sr.lost is not None:
         yield _native.reassemble_chunks(
@@ -457,6 +867,7 @@ def stream_range(
     started: set[str] = set()
     looked_back: set[str] = set()
     open_: dict[str, int] = {}
+    committed = _ReadCommitted(sr, reader, fs, prefix, options, keep_markers)
     tables = (t for seg in rng.segments for t in _segment_tables(seg, rng.partition, reader, fs, prefix, slice_entries))
     for entries in _coalesced(tables, slice_entries):
         messages = decode_entries(entries, options)
@@ -488,10 +899,22 @@ def stream_range(
             if uuid in open_ and num and chunk_id >= num - 1:
                 del open_[uuid]
         held, ready = _split(messages, chunks, set(open_), superseded)
-        if ready.num_rows:
-            yield _native.reassemble_chunks(ready, options=limits)
+        for out in committed.filter(ready, started | looked_back):
+            yield _native.reassemble_chunks(out, options=limits)
         pa.default_memory_pool().release_unused()
     # What is still open is left to the range that holds its last chunk.
+
+
+def _with_markers(options: _native.DecodeOptions | None) -> _native.DecodeOptions:
+    """``options`` that keep markers as rows."""
+    o = options if options is not None else _native.DecodeOptions()
+    return _native.DecodeOptions(
+        verify_checksum=o.verify_checksum,
+        keep_markers=True,
+        max_uncompressed_size=o.max_uncompressed_size,
+        utf8_errors=o.utf8_errors,
+        max_output_bytes=o.max_output_bytes,
+    )
 
 
 def _split(

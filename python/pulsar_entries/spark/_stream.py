@@ -27,6 +27,7 @@ from .._cluster.stream import (
     Backlog,
     DataLossError,
     Position,
+    TxnLimits,
     admit,
     backlog,
     normalize,
@@ -93,6 +94,7 @@ class StreamOptions:
     max_bytes: int | None
     fail_on_data_loss: bool
     read_back: int
+    txn: TxnLimits
 
     @staticmethod
     def parse(options: Mapping[str, str], topic: TopicOptions) -> StreamOptions:
@@ -111,6 +113,10 @@ class StreamOptions:
             max_bytes=_int("maxBytesPerTrigger", lower.get("maxbytespertrigger"), None, minimum=1),
             fail_on_data_loss=_bool("failOnDataLoss", lower.get("failondataloss"), True),
             read_back=_int("chunkReadBack", lower.get("chunkreadback"), 100_000) or 0,
+            txn=TxnLimits(
+                timeout_ms=_int("transactionTimeoutMs", lower.get("transactiontimeoutms"), 60_000, minimum=1) or 1,
+                read_back=_int("transactionReadBack", lower.get("transactionreadback"), 100_000) or 0,
+            ),
         )
 
 
@@ -271,6 +277,7 @@ class PulsarTopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNo
             reader_for=self._reader_for(layouts),
             entries_per_partition=self.opts.entries_per_partition,
             read_back=self.stream.read_back,
+            txn=self.stream.txn,
             offload_filesystem=fs,
             offload_prefix=prefix,
         )

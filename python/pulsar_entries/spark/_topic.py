@@ -226,6 +226,9 @@ class PulsarTopicDataSource(DataSource):
       false skips them with a status row.
     - ``chunkReadBack`` (default 100000 entries): how far a task reads back for a chunked message's
       earlier chunks.
+    - ``transactionTimeoutMs`` (default 60000, Pulsar's clients' default), ``transactionReadBack`` (default
+      100000 entries): how far a task reads back for a committed transaction's earlier messages (the
+      longest transaction timeout the producers use, plus a minute, and at most so many entries).
     """
 
     @classmethod

@@ -40,6 +40,8 @@ STREAM_OPTIONS = (
     "maxBytesPerTrigger",
     "failOnDataLoss",
     "chunkReadBack",
+    "transactionTimeoutMs",
+    "transactionReadBack",
 )
 
 #: Options the source reads (case-insensitive, as Spark passes them).

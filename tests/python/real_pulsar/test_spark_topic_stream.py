@@ -1,7 +1,8 @@
-"""``spark.readStream.format("pulsar")`` against a real Apache Pulsar 4.2.4: a producer writes
-(batches and chunked messages, over ledger rollovers, and a partition added mid-stream) while a
-streaming query writes a Parquet sink; its driver is killed with SIGKILL and restarted from the
-checkpoint. The sink then holds exactly what Java Readers receive, once each."""
+"""``spark.readStream.format("pulsar")`` against a real Apache Pulsar 4.2.4: producers write
+(batches and chunked messages, and through Pulsar's Java client committed and aborted
+transactions, over ledger rollovers, and a partition added mid-stream) while a streaming query
+writes a Parquet sink; its driver is killed with SIGKILL and restarted from the checkpoint. The
+sink then holds exactly what Java Readers receive, once each."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pulsar_entries as pe
 from pulsar_entries._cluster import topic_layout
 from pulsar_entries.spark import register
 
-from .conftest import NS, _java
+from .conftest import NS, RUN_SH, _java
 from .real_pulsar_compare import assert_same_messages
 
 pytestmark = [pytest.mark.real_pulsar, pytest.mark.spark]
@@ -99,6 +100,36 @@ class Producer:
         self.client.close()
 
 
+class TxnWriter:
+    """Pulsar's Java client writing transactions to the topic (``Corpus txnstream``), each open for
+    about a second, every third aborted, until :meth:`stop`; then what it committed and aborted."""
+
+    def __init__(self, rp: Any, topic: str, tmp: Path) -> None:
+        self.out, self.flag, self.log = tmp / "txns.json", tmp / "txns.stop", tmp / "txns.log"
+        env = dict(os.environ, CORPUS_JAVA_OPTS=f"-Djdk.net.hosts.file={rp.standalone.hosts_path}")
+        args = ["corpus", "txnstream", rp.standalone.service_url, rp.standalone.web_url, str(self.out), topic]
+        with open(self.log, "ab") as sink:
+            self.proc = subprocess.Popen(
+                [str(RUN_SH), *args, str(self.flag)], stdout=sink, stderr=sink, env=env, start_new_session=True
+            )
+
+    def stop(self) -> dict[str, list[str]]:
+        """Ends the last transaction (committed) and the JVM; what was written."""
+        self.flag.touch()
+        try:
+            self.proc.wait(120)
+        finally:
+            self.kill()
+        assert self.proc.returncode == 0, self.log.read_text(errors="replace")[-3000:]
+        return json.loads(self.out.read_text())
+
+    def kill(self) -> None:
+        """The JVM and its group stopped, if still running (a test that failed before :meth:`stop`)."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(30)
+
+
 def driver(rp: Any, topic: str, out: Path, ckpt: Path, done: Path, log: Path, *options: str) -> subprocess.Popen[bytes]:
     """The driver in its own session (SIGKILL to its group kills its JVM too), output to ``log``."""
     with open(log, "ab") as sink:
@@ -124,7 +155,9 @@ def batch_ends(ckpt: Path) -> list[dict[str, Any]]:
     return out
 
 
-def test_a_stream_killed_and_restarted_holds_every_message_once(real_pulsar: Any, spark: Any, tmp_path: Path) -> None:
+def test_a_stream_killed_and_restarted_holds_every_message_once(
+    real_pulsar: Any, spark: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     rp = real_pulsar
     name = "stream-live"
     topic = NS + name
@@ -132,6 +165,8 @@ def test_a_stream_killed_and_restarted_holds_every_message_once(real_pulsar: Any
     out, ckpt, done = tmp_path / "sink", tmp_path / "checkpoint", tmp_path / "done"
     producer = Producer(rp.standalone.service_url, topic)
     producer.start()
+    txns = TxnWriter(rp, topic, tmp_path)
+    request.addfinalizer(txns.kill)
     log = tmp_path / "driver.log"
     first = driver(rp, topic, out, ckpt, done, log, "maxEntriesPerTrigger=15")
     try:
@@ -153,11 +188,13 @@ def test_a_stream_killed_and_restarted_holds_every_message_once(real_pulsar: Any
             os.killpg(first.pid, signal.SIGKILL)
             first.wait(30)
     producer.close()
+    written = txns.stop()
     assert producer.errors == [], producer.errors[:5]
+    assert written["errors"] == [], written["errors"][:5]
     done.touch()
     # The restarted driver catches up on what was written while it was down in larger micro-batches, as one
     # restarted with a new limit would: the limit is read at each trigger, not kept in the checkpoint.
-    second = driver(rp, topic, out, ckpt, done, log, "maxEntriesPerTrigger=60")
+    second = driver(rp, topic, out, ckpt, done, log, "maxEntriesPerTrigger=200")
     try:
         second.wait(480)
     finally:
@@ -193,7 +230,7 @@ def test_a_stream_killed_and_restarted_holds_every_message_once(real_pulsar: Any
         total += len(mine)
         # Ledger rollover: the partition spans several ledgers.
         assert len({r["ledger_id"] for r in mine}) > 1
-    assert total == producer.sent
+    assert total == producer.sent + len(written["committed"])
     # Chunked messages whose chunks a micro-batch boundary split came out whole, once.
     ends = batch_ends(ckpt)
     spanned = 0
@@ -210,6 +247,26 @@ def test_a_stream_killed_and_restarted_holds_every_message_once(real_pulsar: Any
                 break
     assert spanned > 0
     assert len(ends) > 8
+    # Transactions: every committed message once (above: what the Java Readers receive), each with
+    # txn_status 'committed', some of the transactions cut by a micro-batch's end; no aborted message.
+    assert len(written["committed"]) >= 24 and written["aborted"]
+    values = [r["value"] for r in rows]
+    assert not set(values) & {v.encode() for v in written["aborted"]}
+    in_txns = sorted(r["value"].decode() for r in rows if r["txnid_most_bits"] is not None)
+    assert in_txns == sorted(written["committed"])
+    txns_at: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
+    for r in rows:
+        if r["txnid_most_bits"] is not None:
+            assert r["txn_status"] == "committed", r
+            key = (r["partition"], r["txnid_most_bits"], r["txnid_least_bits"])
+            txns_at.setdefault(key, []).append((r["ledger_id"], r["entry_id"]))
+    cut = 0
+    for (p, *_), positions in txns_at.items():
+        part = f"{topic}-partition-{p}"
+        lo, hi = min(positions), max(positions)
+        if any(lo < (e[part]["ledgerId"], e[part]["entryId"]) <= hi for e in ends if part in e):
+            cut += 1
+    assert cut > 0
 
 
 def _entries_between(positions: list[tuple[int, int]], start: dict[str, int] | None, end: dict[str, int]) -> int:

@@ -49,6 +49,8 @@ import org.apache.pulsar.client.api.TopicMessageId;
  *   Corpus encrypted &lt;serviceUrl&gt; &lt;webUrl&gt; &lt;out.json&gt; &lt;topic&gt;
  *       end-to-end encrypted messages of every codec, batched, single and chunked, with the keys
  *       in out's directory ({@link EncryptedTopic}).
+ *   Corpus txnstream &lt;serviceUrl&gt; &lt;webUrl&gt; &lt;out.json&gt; &lt;topic&gt; &lt;stopFile&gt;
+ *       transactions, committed and aborted, until stopFile exists ({@link TxnStream}).
  *   Corpus ledger &lt;zkPort&gt; &lt;ledgerId&gt; &lt;out.json&gt;
  *       the raw entries of one closed ledger, read with BookKeeper's client through ZooKeeper
  *       metadata (a standalone in ZooKeeper mode), without recovery (never fences): e.g. the
@@ -104,6 +106,9 @@ public final class Corpus {
                     break;
                 case "export":
                     result = ExportTopic.produce(client, args[4], args[5]);
+                    break;
+                case "txnstream":
+                    result = TxnStream.produce(client, args[4], new File(args[5]));
                     break;
                 case "encrypted":
                     result = EncryptedTopic.produce(client, args[4], out.getAbsoluteFile().getParentFile());

@@ -17,15 +17,17 @@ import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.transaction.Transaction;
 
 /**
  * The Java side of {@code benches/bench_read_topic.py}: writes the benchmark topic, and drains it
  * with a Java {@link Reader} through the broker, on request, in one warm JVM.
  *
  * <pre>
- *   ReaderBench produce &lt;serviceUrl&gt; &lt;topic&gt; &lt;messages&gt; &lt;valueBytes&gt; &lt;batchMessages&gt; &lt;seed&gt;
+ *   ReaderBench produce &lt;serviceUrl&gt; &lt;topic&gt; &lt;messages&gt; &lt;valueBytes&gt; &lt;batchMessages&gt; &lt;seed&gt; [keys [txnSize]]
  *       writes &lt;messages&gt; JSON-like values of &lt;valueBytes&gt; bytes each (seeded), batched
- *       (up to &lt;batchMessages&gt; a batch), LZ4; prints one JSON line with the totals.
+ *       (up to &lt;batchMessages&gt; a batch), LZ4, with &lt;keys&gt; distinct keys (0: none), in committed
+ *       transactions of &lt;txnSize&gt; messages (0: none); prints one JSON line with the totals.
  *   ReaderBench serve &lt;serviceUrl&gt; &lt;topic&gt; &lt;expectedMessages&gt;
  *       prints "ready", then for each line "drain" on stdin drains the topic with a fresh Reader
  *       from the earliest position (readNext on this thread, each value copied to a byte[]) until
@@ -45,12 +47,14 @@ public final class ReaderBench {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 3) {
-            System.err.println("usage: ReaderBench produce <serviceUrl> <topic> <messages> <valueBytes> <batch> <seed> [keys]"
+            System.err.println("usage: ReaderBench produce <serviceUrl> <topic> <messages> <valueBytes> <batch> <seed> [keys [txnSize]]"
                     + " | ReaderBench serve <serviceUrl> <topic> <expectedMessages>");
             System.exit(2);
         }
+        int txnSize = args[0].equals("produce") && args.length > 8 ? Integer.parseInt(args[8]) : 0;
         try (PulsarClient client = PulsarClient.builder()
                 .serviceUrl(args[1])
+                .enableTransaction(txnSize > 0)
                 .ioThreads(1)
                 .listenerThreads(1)
                 .operationTimeout(60, TimeUnit.SECONDS)
@@ -59,7 +63,7 @@ public final class ReaderBench {
                 case "produce":
                     produce(client, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
                             Integer.parseInt(args[5]), Long.parseLong(args[6]),
-                            args.length > 7 ? Integer.parseInt(args[7]) : 0);
+                            args.length > 7 ? Integer.parseInt(args[7]) : 0, txnSize);
                     break;
                 case "serve":
                     serve(client, args[2], Long.parseLong(args[3]));
@@ -90,8 +94,9 @@ public final class ReaderBench {
     }
 
     /** {@code keys} > 0: message i has the key {@code k<i % keys>}; 0: no keys. */
-    static void produce(PulsarClient client, String topic, int messages, int valueBytes, int batch, long seed, int keys)
-            throws Exception {
+    /** {@code txnSize} > 0: the messages are sent in transactions of that many, each committed. */
+    static void produce(PulsarClient client, String topic, int messages, int valueBytes, int batch, long seed, int keys,
+            int txnSize) throws Exception {
         Random rng = new Random(seed);
         long started = System.nanoTime();
         AtomicLong failed = new AtomicLong();
@@ -106,14 +111,24 @@ public final class ReaderBench {
                 .batchingMaxBytes(4 * 1024 * 1024)
                 .batchingMaxPublishDelay(20, TimeUnit.MILLISECONDS)
                 .blockIfQueueFull(true)
-                .sendTimeout(120, TimeUnit.SECONDS)
+                .sendTimeout(txnSize > 0 ? 0 : 120, TimeUnit.SECONDS)
                 .create()) {
             CompletableFuture<MessageId> last = null;
+            Transaction txn = null;
             for (int i = 0; i < messages; i++) {
                 byte[] v = value(rng, valueBytes);
                 bytes += v.length;
-                last = keys > 0 ? producer.newMessage().key("k" + (i % keys)).value(v).sendAsync()
-                        : producer.sendAsync(v);
+                if (txnSize > 0 && txn == null) {
+                    txn = client.newTransaction().withTransactionTimeout(1, TimeUnit.MINUTES).build()
+                            .get(60, TimeUnit.SECONDS);
+                }
+                var message = txn != null ? producer.newMessage(txn) : producer.newMessage();
+                last = keys > 0 ? message.key("k" + (i % keys)).value(v).sendAsync() : message.value(v).sendAsync();
+                if (txn != null && (i + 1) % txnSize == 0) {
+                    producer.flush();
+                    txn.commit().get(60, TimeUnit.SECONDS);
+                    txn = null;
+                }
                 last.whenComplete((id, e) -> {
                     if (e != null) {
                         failed.incrementAndGet();
@@ -122,6 +137,9 @@ public final class ReaderBench {
                 });
             }
             producer.flush();
+            if (txn != null) {
+                txn.commit().get(60, TimeUnit.SECONDS);
+            }
             if (last != null) {
                 last.get(120, TimeUnit.SECONDS);
             }

@@ -19,8 +19,11 @@ from pulsar_entries._cluster.stream import (
     EARLIEST,
     TXN_ABORT,
     TXN_COMMIT,
+    MessageCounter,
+    NoIndexError,
     TxnLimits,
     admit,
+    admit_messages,
     backlog,
     lost_range,
     normalize,
@@ -31,7 +34,7 @@ from pulsar_entries._cluster.stream import (
     stream_range,
 )
 
-from support.entrygen import Meta, frame
+from support.entrygen import Meta, frame, vint
 
 TOPIC = "persistent://public/default/s"
 
@@ -59,6 +62,10 @@ class FakeBookies:
             }
         )
         return batch, None
+
+    def read_ledger(self, ledger_id: int, metadata: bytes, first: int = 0, last: int | None = None) -> Any:
+        stop = len(self.ledgers[ledger_id]) - 1 if last is None else last
+        return self.read_window(ledger_id, metadata, first, stop, 1 << 30)[0]
 
 
 def no_windows_kept() -> None:
@@ -467,3 +474,92 @@ def test_a_read_back_that_fails_is_an_error_row_at_the_commit_not_a_silent_loss(
     assert [r["entry_id"] for r in rows] == [101]
     assert rows[0]["error"].startswith("transaction (1, 7) committed at 5:101: reading back failed at 5:")
     assert "timed out" in rows[0]["error"]
+
+
+def stamped(entry: bytes, broker_ms: int) -> bytes:
+    """``entry`` with PIP-70 broker entry metadata (magic 0x0e02, size, ``broker_timestamp``), as a
+    broker with ``brokerEntryMetadataInterceptors`` stores it."""
+    md = vint(1, broker_ms)
+    return b"\x0e\x02" + len(md).to_bytes(4, "big") + md + entry
+
+
+def test_with_broker_timestamps_a_producer_clock_behind_does_not_cut_the_search_short() -> None:
+    # Transaction 7's message, 63 plain entries, 64 from a producer whose clock is 2 hours behind, 13 more,
+    # then the commit, 100 ms apart by the broker's clock. By publish time the skewed window looks older than
+    # the search's bound (the commit less 60 s less a minute), so a search by publish time would stop there.
+    def at(i: int) -> int:
+        return T0 + 100 * i
+
+    entries_ = [txn_message(b"x", 7, 1, at(0))]
+    for i in range(1, 141):
+        skew = 2 * 3_600_000 if 64 <= i < 128 else 0
+        entries_.append(pe.encode_entry([{"value": f"v{i}".encode()}], publish_time=at(i) - skew))
+    entries_.append(txn_marker(TXN_COMMIT, 7, at(141)))
+    part = Partition(TOPIC, 0, [ledger(5, 142)])
+    layout = TopicLayout(TOPIC, [part], {})
+
+    def read(data: list[bytes]) -> list[Any]:
+        no_windows_kept()
+        bookies = FakeBookies({5: data})
+        ranges = plan_stream([layout], {TOPIC: (5, 141)}, {TOPIC: (5, 142)}, reader_for=lambda _: bookies)
+        return [
+            (r["value"], r["error"]) for sr in ranges for t in stream_range(sr, reader=bookies) for r in t.to_pylist()
+        ]
+
+    assert read([stamped(e, at(i)) for i, e in enumerate(entries_)]) == [(b"x", None)]
+    # Without broker timestamps only the publish times are known: the search stops at the skewed window,
+    # which is why the clock margin exists (and why broker timestamps are used where there are some).
+    assert read(entries_) == []
+
+
+def indexed(sizes: list[int], *, start: int = 0) -> list[bytes]:
+    """Entries of ``sizes`` messages each, stamped with the broker's running message index (PIP-70:
+    the index of each entry's last message) from ``start``."""
+    out, index = [], start - 1
+    for i, n in enumerate(sizes):
+        index += n
+        entry = pe.encode_entry([{"value": f"e{i}m{j}".encode()} for j in range(n)], batch=True)
+        md = vint(1, T0 + i) + vint(2, index)
+        out.append(b"\x0e\x02" + len(md).to_bytes(4, "big") + md + entry)
+    return out
+
+
+def test_max_messages_per_trigger_cuts_by_the_brokers_message_index() -> None:
+    rnd = random.Random(3)
+    sizes = {"a": [rnd.randint(1, 5) for _ in range(40)], "b": [10] * 10}
+    bookies = FakeBookies(
+        {
+            1: indexed(sizes["a"][:25], start=7),
+            2: indexed(sizes["a"][25:], start=7 + sum(sizes["a"][:25])),
+            3: indexed(sizes["b"]),
+        }
+    )
+    parts = {
+        "a": Partition("a", 0, [ledger(1, 25), ledger(2, 15)]),
+        "b": Partition("b", 1, [ledger(3, 10)]),
+    }
+    counter = MessageCounter(lambda _: bookies)
+    backlogs = {n: backlog(p, EARLIEST, bookies) for n, p in parts.items()}
+    assert counter.messages(backlogs["a"]) == sum(sizes["a"]) and counter.messages(backlogs["b"]) == 100
+    # The most entries whose messages fit, across the ledgers; always at least one.
+    for m in (0, 1, 2, 9, 50, 71, 10**6):
+        want = max(k for k in range(41) if sum(sizes["a"][:k]) <= m) if m else 0
+        assert counter.entries_for(backlogs["a"], m) == (max(want, 1) if m else 0), m
+    # From a later start: the index counts from the backlog's first entry.
+    later = backlog(parts["a"], (1, 20), bookies)
+    assert counter.messages(later) == sum(sizes["a"][20:])
+    # Shared fairly: 25 messages each; b's 10-message entries fit 2 (20 messages), a's as many as fit in 25.
+    counter.probes = 0
+    got = admit_messages(backlogs, {"a": 40, "b": 10}, 50, counter)
+    assert got["b"] == 2
+    assert sum(sizes["a"][: got["a"]]) <= 25 < sum(sizes["a"][: got["a"] + 1])
+    assert counter.probes < 30  # O(log n) single-entry reads, not a scan
+    # An entry limit given too caps what is counted.
+    assert admit_messages(backlogs, {"a": 3, "b": 10}, 10**6, counter) == {"a": 3, "b": 10}
+
+
+def test_max_messages_per_trigger_without_a_message_index_is_one_clear_error() -> None:
+    bookies = FakeBookies({1: [pe.encode_entry([{"value": b"v"}])] * 3})
+    part = Partition("a", 0, [ledger(1, 3)])
+    with pytest.raises(NoIndexError, match="a: entry 1:0 has no broker message index: maxMessagesPerTrigger needs"):
+        admit_messages({"a": backlog(part, EARLIEST, bookies)}, {"a": 3}, 5, MessageCounter(lambda _: bookies))

@@ -33,8 +33,9 @@ are emitted whole, once, by the range that holds its *decision point*, its
 open at its end, and never emits an aborted transaction's messages. A range
 that meets a commit marker reads back (:class:`_TxnBack`) for the transaction's
 earlier messages: until it has passed ``TxnLimits.timeout_ms`` (the longest
-transaction timeout the producers use) plus :data:`TXN_CLOCK_MARGIN_MS` of
-publish time before the marker, as the coordinator aborts a transaction not
+transaction timeout the producers use) plus :data:`TXN_CLOCK_MARGIN_MS` before
+the marker (in broker timestamps where the broker stamps entries, PIP-70, else
+publish times), as the coordinator aborts a transaction not
 committed within its timeout, and at most ``TxnLimits.read_back`` entries. A
 search that stops at that entry bound first (or fails to read) is one ``error``
 row at the marker, so that a message it may have missed is never missed
@@ -61,7 +62,7 @@ import pulsar_entries._native as _native
 from pulsar_entries.auth import BookieTls
 
 from .layout import Ledger, Partition, TopicLayout
-from .read import error_rows
+from .read import error_rows, read_ledger
 from .scan import (
     SLICE_ENTRIES,
     Decoding,
@@ -89,8 +90,9 @@ BACK_SLICE = 64
 _MAX_ID = 2**63 - 1
 #: ``MarkerType`` values of a transaction's end (PulsarApi.proto).
 TXN_COMMIT, TXN_ABORT = 21, 22
-#: Publish time a search for a committed transaction's messages goes past its timeout: the
-#: producers' and the broker's clocks may differ, and the coordinator writes markers after it decides.
+#: How far a search for a committed transaction's messages goes past its timeout: the producers'
+#: and the broker's clocks may differ (without broker timestamps), and the coordinator writes
+#: markers after it decides.
 TXN_CLOCK_MARGIN_MS = 60_000
 
 
@@ -319,6 +321,100 @@ def admit(
     return want
 
 
+class NoIndexError(ValueError):
+    """A message count needs the brokers' message index (PIP-70), which an entry lacks."""
+
+
+@dataclass
+class MessageCounter:
+    """Messages in a backlog, from the brokers' message index (PIP-70's ``broker_index``, the
+    topic partition's running message count that ``AppendIndexMetadataInterceptor`` stamps on
+    each entry): a count reads two entries, a cut O(log n), their metadata only."""
+
+    reader_for: Any
+    offload_filesystem: Any = None
+    offload_prefix: str = ""
+    probes: int = 0
+
+    def _probe(self, b: Backlog, i: int) -> tuple[int, int]:
+        """``(broker index, messages)`` of the backlog's ``i``-th readable entry."""
+        for s in b.segments:
+            assert s.last is not None
+            n = s.last - s.first + 1
+            if i < n:
+                break
+            i -= n
+        entry = s.first + i
+        self.probes += 1
+        table = read_ledger(
+            s.ledger,
+            b.part.partition,
+            self.reader_for(b.part.topic),
+            entry,
+            entry,
+            self.offload_filesystem,
+            self.offload_prefix,
+        )
+        where = f"{b.part.topic}: entry {s.ledger.ledger_id}:{entry}"
+        good = table.filter(pc.is_valid(table["data"]))
+        if not good.num_rows:
+            errors = table["error"].to_pylist()
+            raise NoIndexError(f"{where} could not be read ({errors[0] if errors else 'no entry'})")
+        md = _native.entry_metadata(good["data"].combine_chunks())
+        index, count = md["broker_index"][0].as_py(), md["num_messages"][0].as_py()
+        if index is None or count is None:
+            raise NoIndexError(
+                f"{where} has no broker message index: maxMessagesPerTrigger needs the brokers' PIP-70 "
+                "AppendIndexMetadataInterceptor (brokerEntryMetadataInterceptors); use maxEntriesPerTrigger"
+            )
+        return int(index), int(count)
+
+    def messages(self, b: Backlog, entries: int | None = None) -> int:
+        """The messages in the backlog's first ``entries`` entries (all of them: None), each chunk of
+        a chunked message one, as the index counts them."""
+        n = b.entries if entries is None else min(entries, b.entries)
+        if n <= 0:
+            return 0
+        first, count = self._probe(b, 0)
+        last, _ = self._probe(b, n - 1) if n > 1 else (first, count)
+        return last - first + count
+
+    def entries_for(self, b: Backlog, messages: int) -> int:
+        """How many of the backlog's first entries hold at most ``messages`` messages (at least one
+        when there is any, so that a stream always moves)."""
+        n = b.entries
+        if n == 0 or messages <= 0:
+            return 0
+        first, count = self._probe(b, 0)
+        lo, hi = 1, n  # the answer lies in [lo, hi]
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            index, _ = self._probe(b, mid - 1)
+            if index - first + count <= messages:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+
+def admit_messages(
+    backlogs: Mapping[str, Backlog], want: Mapping[str, int], max_messages: int, counter: MessageCounter
+) -> dict[str, int]:
+    """``want`` (entries per partition, as :func:`admit` gives them) capped so that the partitions
+    together read at most ``max_messages`` messages, shared fairly; at least one entry when
+    anything is readable."""
+    have = {n: counter.messages(b, want[n]) for n, b in backlogs.items() if want.get(n, 0)}
+    share = _fair(have, max_messages)
+    out = {n: 0 for n in want}
+    for n, messages in share.items():
+        out[n] = min(want[n], counter.entries_for(backlogs[n], messages)) if messages else 0
+    if not any(out.values()):
+        first = next((n for n in sorted(want) if want[n]), None)
+        if first is not None:
+            out[first] = 1
+    return out
+
+
 def _fair(have: Mapping[str, int], total: int) -> dict[str, int]:
     """``total`` shared among ``have``'s keys, none given more than it has (max-min fairness)."""
     out = {n: 0 for n in have}
@@ -475,11 +571,17 @@ def _read_back(
 Txn = tuple[int, int]
 
 
+def _times(table: pa.Table) -> pa.ChunkedArray:
+    """Each row's time in ms: the broker's timestamp (PIP-70) where the broker stamps entries, the
+    clock the markers are stamped with too, else the producer's publish time."""
+    return pc.coalesce(table["broker_timestamp"], table["publish_time"]).cast(pa.int64())
+
+
 def _newest_ms(messages: pa.Table) -> int | None:
-    """The newest publish time among ``messages``, in ms."""
+    """The newest time (:func:`_times`) among ``messages``."""
     if not messages.num_rows:
         return None
-    newest = pc.max(messages["publish_time"].cast(pa.int64())).as_py()
+    newest = pc.max(_times(messages)).as_py()
     return None if newest is None else int(newest)
 
 
@@ -638,7 +740,7 @@ class _TxnBack:
         is_txn = pc.fill_null(pc.and_(pc.is_valid(most), pc.is_null(marker)), False)
         raw = entries.filter(is_txn)
         index = _by_txn(most.filter(is_txn), least.filter(is_txn))
-        newest = pc.max(meta["publish_time"].cast(pa.int64())).as_py()
+        newest = pc.max(_times(meta)).as_py()
         return _BackWindow(
             None,
             _ended(most, least, marker),
@@ -791,7 +893,7 @@ class _ReadCommitted:
     def _read_back(self, ready: pa.Table, commits: Mapping[Txn, int], range_uuids: set[str]) -> list[pa.Table]:
         """The committed transactions' messages before the range, and an error row for each whose
         search stopped at the entries allowed before it passed the transaction's timeout."""
-        times = ready["publish_time"].cast(pa.int64()).to_pylist()
+        times = _times(ready).to_pylist()
         margin = self.sr.txn.timeout_ms + TXN_CLOCK_MARGIN_MS
         out: list[pa.Table] = []
         short: list[tuple[Txn, int, str]] = []

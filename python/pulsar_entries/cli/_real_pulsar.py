@@ -191,7 +191,9 @@ def _stream(runner: SparkEngine, standalone: Standalone, before: int, out: Path,
         while time.perf_counter() - started < 90:
             if query.exception() is not None:
                 raise CliError(f"the stream failed: {str(query.exception()).splitlines()[0]}")
-            if any(sink.glob("*.parquet")):
+            # A file is there before its micro-batch commits it to the sink's log, and a read of the sink
+            # reads only what the log holds (nothing: no schema to infer); read once a batch is in the log.
+            if any((sink / "_spark_metadata").glob("[0-9]*")):
                 rows = spark.read.parquet(str(sink)).count()
                 if rows >= total:
                     break

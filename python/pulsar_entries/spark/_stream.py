@@ -26,9 +26,11 @@ from .._cluster.stream import (
     EARLIEST,
     Backlog,
     DataLossError,
+    MessageCounter,
     Position,
     TxnLimits,
     admit,
+    admit_messages,
     backlog,
     normalize,
     offset_json,
@@ -91,6 +93,7 @@ class StreamOptions:
     starting: str | dict[str, Position | str]
     starting_time: int | None
     max_entries: int | None
+    max_messages: int | None
     max_bytes: int | None
     fail_on_data_loss: bool
     read_back: int
@@ -110,6 +113,7 @@ class StreamOptions:
             starting=parse_starting_offsets(start),
             starting_time=None if time is None else _time_ms(time),
             max_entries=_int("maxEntriesPerTrigger", lower.get("maxentriespertrigger"), None, minimum=1),
+            max_messages=_int("maxMessagesPerTrigger", lower.get("maxmessagespertrigger"), None, minimum=1),
             max_bytes=_int("maxBytesPerTrigger", lower.get("maxbytespertrigger"), None, minimum=1),
             fail_on_data_loss=_bool("failOnDataLoss", lower.get("failondataloss"), True),
             read_back=_int("chunkReadBack", lower.get("chunkreadback"), 100_000) or 0,
@@ -215,6 +219,9 @@ class PulsarTopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNo
     def getDefaultReadLimit(self) -> Any:
         if ReadMaxRows is None:
             return None
+        # Spark's rows are messages when the stream counts them, else entries.
+        if self.stream.max_messages is not None:
+            return ReadMaxRows(self.stream.max_messages)
         if self.stream.max_entries is not None:
             return ReadMaxRows(self.stream.max_entries)
         if self.stream.max_bytes is not None:
@@ -239,16 +246,26 @@ class PulsarTopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNo
             for name, b in sorted(backlogs.items())
         }
         max_entries, max_bytes = self.stream.max_entries, self.stream.max_bytes
+        max_messages = self.stream.max_messages
         if start is None:
             # Spark 4.0 / 4.1 ask for the newest offset with no start, and cannot be limited.
-            max_entries = max_bytes = None
+            max_entries = max_bytes = max_messages = None
         elif ReadMaxRows is not None and limit is not None:
             # The engine's limit wins (ReadAllAvailable for Trigger.Once, say).
-            max_entries = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+            rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+            if max_messages is not None:
+                max_messages = rows
+                max_entries = self.stream.max_entries if rows is not None else None
+            else:
+                max_entries = rows
             max_bytes = limit.max_bytes if isinstance(limit, ReadMaxBytes) else None
             if isinstance(limit, ReadMaxRows) and self.stream.max_bytes is not None:
                 max_bytes = self.stream.max_bytes
         counts = admit(backlogs, max_entries=max_entries, max_bytes=max_bytes)
+        if max_messages is not None:
+            fs, prefix = self.opts.offload()
+            counter = MessageCounter(self._reader_for(layouts), fs, prefix)
+            counts = admit_messages(backlogs, counts, max_messages, counter)
         ends = self._ends(backlogs, counts)
         # A partition that did not move keeps its start (which may be earliest).
         for name, b in backlogs.items():

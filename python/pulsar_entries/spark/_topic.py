@@ -220,8 +220,9 @@ class PulsarTopicDataSource(DataSource):
     - ``startingOffsets``: ``earliest`` (the default), ``latest``, or JSON of partition name ->
       ``{"ledgerId": L, "entryId": E}`` (the next entry to read; ``"L:E"``, ``earliest`` and ``latest`` too;
       a partition not named starts at earliest); or ``startingTime`` (ms, or ISO 8601): a seek by publish time.
-    - ``maxEntriesPerTrigger``, ``maxBytesPerTrigger`` (bytes estimated from the ledgers' sizes): each
-      micro-batch's limit, shared fairly among the partitions (default: no limit).
+    - ``maxEntriesPerTrigger``, ``maxMessagesPerTrigger`` (counted by the brokers' PIP-70 message index),
+      ``maxBytesPerTrigger`` (bytes estimated from the ledgers' sizes): each micro-batch's limit, shared
+      fairly among the partitions (default: no limit).
     - ``failOnDataLoss`` (default true): fail when retention deleted entries the stream had not read;
       false skips them with a status row.
     - ``chunkReadBack`` (default 100000 entries): how far a task reads back for a chunked message's

@@ -37,6 +37,7 @@ STREAM_OPTIONS = (
     "startingOffsets",
     "startingTime",
     "maxEntriesPerTrigger",
+    "maxMessagesPerTrigger",
     "maxBytesPerTrigger",
     "failOnDataLoss",
     "chunkReadBack",

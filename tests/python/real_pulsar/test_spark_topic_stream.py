@@ -313,12 +313,50 @@ def test_available_now_reads_what_existed_in_batches_capped_by_max_entries(
     assert_same_messages(rp.truth["py-chunked"]["messages"], got.to_pylist())
 
 
+def test_max_messages_per_trigger_caps_each_batch_by_the_brokers_message_index(
+    real_pulsar: Any, spark: Any, tmp_path: Path
+) -> None:
+    """``Trigger.AvailableNow`` with ``maxMessagesPerTrigger`` on ``py-mixed`` (batches of several
+    messages; the standalone stamps PIP-70 message indexes): every micro-batch holds at most that many
+    messages, counted by the brokers' index, as the query's progress shows, and the sink equals the
+    Java Reader."""
+    rp = real_pulsar
+    register(spark)
+    topic = NS + "py-mixed"
+    entries = pe.read_topic(topic, metadata_url=metadata_url(rp))
+    largest = max(pe.entry_metadata(entries["data"].combine_chunks())["num_messages"].to_pylist())
+    cap = 2 * largest + 1
+    query = (
+        spark.readStream.format("pulsar")
+        .option("metadataUrl", metadata_url(rp))
+        .option("topic", topic)
+        .option("maxMessagesPerTrigger", str(cap))
+        .load()
+        .writeStream.format("parquet")
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .trigger(availableNow=True)
+        .start(str(tmp_path / "sink"))
+    )
+    assert query.awaitTermination(300)
+    truth = rp.truth["py-mixed"]["messages"]
+    rows = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+    # Every row is a message here (no chunks, no transactions): each batch within the cap, and each but the
+    # last could not take its next entry (the cut is the most that fits), so it holds more than cap - largest.
+    assert sum(rows) == len(truth) and max(rows) <= cap, rows
+    assert all(n > cap - largest for n in rows[:-1]), rows
+    got = spark.read.parquet(str(tmp_path / "sink")).toArrow()
+    got = got.sort_by([("ledger_id", "ascending"), ("entry_id", "ascending"), ("batch_index", "ascending")])
+    assert_same_messages(truth, got.to_pylist())
+
+
 @pytest.mark.parametrize(
     ("options", "says"),
     [
         ({"startingOffsets": "{oops"}, "option startingOffsets: not 'earliest', 'latest' or JSON"),
         ({"startingOffsets": '{"persistent://public/default/nope": "1:0"}'}, "option startingOffsets: no partition"),
         ({"maxEntriesPerTrigger": "0"}, "option maxEntriesPerTrigger='0': must be at least 1"),
+        ({"maxMessagesPerTrigger": "x"}, "option maxMessagesPerTrigger='x': expected an integer"),
+        ({"transactionTimeoutMs": "0"}, "option transactionTimeoutMs='0': must be at least 1"),
         ({"endingMessageId": "latest"}, "option endingMessageId is for spark.read, not readStream"),
         ({"startingTime": "yesterday"}, "option startingTime='yesterday'"),
     ],

@@ -139,8 +139,8 @@ def messages_of(tables: list[pa.Table]) -> list[tuple[Any, ...]]:
     return sorted((r["ledger_id"], r["entry_id"], r["batch_index"], r["value"], r["status"]) for r in rows)
 
 
-def reference(entries: dict[int, list[bytes]]) -> list[tuple[Any, ...]]:
-    """The topic read whole in process; complete messages and plain ones (what a consumer gets)."""
+def decoded_whole(entries: dict[int, list[bytes]]) -> pa.Table:
+    """The topic read whole in process: decoded, chunked messages reassembled without limits."""
     raw = [(lid, e, d) for lid, ds in sorted(entries.items()) for e, d in enumerate(ds)]
     table = pa.table(
         {
@@ -150,7 +150,12 @@ def reference(entries: dict[int, list[bytes]]) -> list[tuple[Any, ...]]:
             "data": pa.array([r[2] for r in raw], pa.binary()),
         }
     )
-    done = pe.reassemble_chunks(pe.decode(table), max_pending=None, expire_after_ms=None)
+    return pe.reassemble_chunks(pe.decode(table), max_pending=None, expire_after_ms=None)
+
+
+def reference(entries: dict[int, list[bytes]]) -> list[tuple[Any, ...]]:
+    """The topic read whole in process; complete messages and plain ones (what a consumer gets)."""
+    done = decoded_whole(entries)
     return messages_of(
         [done.filter(pa.compute.not_equal(pa.compute.fill_null(done["status"], "complete"), "incomplete"))]
     )
@@ -344,16 +349,7 @@ def txn_corpus(seed: int) -> tuple[list[bytes], dict[int, str]]:
 def committed_reference(entries: dict[int, list[bytes]]) -> list[tuple[Any, ...]]:
     """What a reader through the broker is given once every transaction here is decided: the
     topic decoded whole, less the aborted transactions and the undecided one."""
-    raw = [(lid, e, d) for lid, ds in sorted(entries.items()) for e, d in enumerate(ds)]
-    table = pa.table(
-        {
-            "ledger_id": pa.array([r[0] for r in raw], pa.int64()),
-            "entry_id": pa.array([r[1] for r in raw], pa.int64()),
-            "partition": pa.array([0] * len(raw), pa.int32()),
-            "data": pa.array([r[2] for r in raw], pa.binary()),
-        }
-    )
-    done = pe.reassemble_chunks(pe.decode(table), max_pending=None, expire_after_ms=None)
+    done = decoded_whole(entries)
     status = pa.compute.fill_null(done["txn_status"], "none")
     done = done.filter(pa.compute.is_in(status, pa.array(["none", "committed"])))
     return messages_of([done])

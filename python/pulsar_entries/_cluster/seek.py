@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 import pulsar_entries._native as _native
@@ -17,12 +18,22 @@ from .read import read_ledger
 from .scan import ReadCounter, Segment, partition_segments
 
 
-def _probe_time(led: Ledger, entry: int, partition: int, reader: Any, column: str, fs: Any, prefix: str) -> int | None:
+def probe_metadata(
+    led: Ledger, entry: int, partition: int, reader: Any, fs: Any, prefix: str
+) -> tuple[pa.Table | None, str | None]:
+    """One entry's metadata (``entry_metadata``'s row), read alone; or None and why it could not be read."""
     table = read_ledger(led, partition, reader, entry, entry, fs, prefix)
     good = table.filter(pc.is_valid(table["data"]))
     if good.num_rows == 0:
+        errors = table["error"].to_pylist()
+        return None, errors[0] if errors and errors[0] else "no entry"
+    return _native.entry_metadata(good["data"].combine_chunks()), None
+
+
+def _probe_time(led: Ledger, entry: int, partition: int, reader: Any, column: str, fs: Any, prefix: str) -> int | None:
+    md, _ = probe_metadata(led, entry, partition, reader, fs, prefix)
+    if md is None:
         return None
-    md = _native.entry_metadata(good["data"].combine_chunks())
     value = md[column][0].as_py()
     if value is None:
         return None

@@ -62,7 +62,7 @@ import pulsar_entries._native as _native
 from pulsar_entries.auth import BookieTls
 
 from .layout import Ledger, Partition, TopicLayout
-from .read import error_rows, read_ledger
+from .read import error_rows
 from .scan import (
     SLICE_ENTRIES,
     Decoding,
@@ -78,6 +78,7 @@ from .scan import (
     partition_segments,
     plan_ranges,
 )
+from .seek import probe_metadata
 
 #: A position: ``(ledger_id, entry_id)``.
 Position = tuple[int, int]
@@ -346,21 +347,12 @@ class MessageCounter:
             i -= n
         entry = s.first + i
         self.probes += 1
-        table = read_ledger(
-            s.ledger,
-            b.part.partition,
-            self.reader_for(b.part.topic),
-            entry,
-            entry,
-            self.offload_filesystem,
-            self.offload_prefix,
-        )
+        reader = self.reader_for(b.part.topic)
+        fs, prefix = self.offload_filesystem, self.offload_prefix
+        md, why = probe_metadata(s.ledger, entry, b.part.partition, reader, fs, prefix)
         where = f"{b.part.topic}: entry {s.ledger.ledger_id}:{entry}"
-        good = table.filter(pc.is_valid(table["data"]))
-        if not good.num_rows:
-            errors = table["error"].to_pylist()
-            raise NoIndexError(f"{where} could not be read ({errors[0] if errors else 'no entry'})")
-        md = _native.entry_metadata(good["data"].combine_chunks())
+        if md is None:
+            raise NoIndexError(f"{where} could not be read ({why})")
         index, count = md["broker_index"][0].as_py(), md["num_messages"][0].as_py()
         if index is None or count is None:
             raise NoIndexError(
@@ -530,6 +522,19 @@ def _positions(messages: pa.Table) -> list[tuple[int, int]]:
     return list(zip(messages["ledger_id"].to_pylist(), messages["entry_id"].to_pylist()))
 
 
+def _back_windows(segments: list[Segment]) -> Iterator[Segment]:
+    """``segments`` (the entries before a range) as windows read back newest first, cut at
+    multiples of ``BACK_SLICE`` so that the ranges of a stream read back through the same windows."""
+    for seg in reversed(segments):
+        if seg.last is None:
+            return
+        hi = seg.last
+        while hi >= seg.first:
+            lo = max(seg.first, hi - hi % BACK_SLICE)
+            yield Segment(seg.ledger, lo, hi)
+            hi = lo - 1
+
+
 def _read_back(
     sr: StreamRange,
     reader: Any,
@@ -542,27 +547,23 @@ def _read_back(
     ``behind`` until each one's first chunk is found: rows in topic order, or None."""
     found: list[pa.Table] = []
     wanted = set(wanted)
-    for seg in reversed(sr.behind):
-        if not wanted or seg.last is None:
+    for window in _back_windows(sr.behind):
+        if not wanted:
             break
-        hi = seg.last
-        while hi >= seg.first and wanted:
-            lo = max(seg.first, hi - BACK_SLICE + 1)
-            tables = list(_segment_tables(Segment(seg.ledger, lo, hi), sr.partition, reader, fs, prefix, BACK_SLICE))
-            hi = lo - 1
-            if not tables:
-                continue
-            entries = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-            messages = decode_entries(entries, options)
-            keep: list[int] = []
-            # Within the window, newest first: a uuid's rows back to its nearest first chunk.
-            for i, _, uuid, chunk_id, _, _ in reversed(_chunk_rows(messages)):
-                if uuid in wanted:
-                    keep.append(i)
-                    if chunk_id == 0:
-                        wanted.discard(uuid)
-            if keep:
-                found.append(messages.take(sorted(keep)))
+        tables = list(_segment_tables(window, sr.partition, reader, fs, prefix, BACK_SLICE))
+        if not tables:
+            continue
+        entries = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        messages = decode_entries(entries, options)
+        keep: list[int] = []
+        # Within the window, newest first: a uuid's rows back to its nearest first chunk.
+        for i, _, uuid, chunk_id, _, _ in reversed(_chunk_rows(messages)):
+            if uuid in wanted:
+                keep.append(i)
+                if chunk_id == 0:
+                    wanted.discard(uuid)
+        if keep:
+            found.append(messages.take(sorted(keep)))
     if not found:
         return None
     return pa.concat_tables(found[::-1])
@@ -691,23 +692,12 @@ class _TxnBack:
         self.error: str | None = None
         #: Transactions whose marker lies before the range: decided by an earlier one.
         self.ended: set[Txn] = set()
-        self._windows = self._positions()
+        self._windows = _back_windows(sr.txn_behind)
         # Decrypted windows are not kept: the keys are the task's.
         rng = sr.range
         self._key: tuple[str, str] | None = None
         if rng is not None and options.crypto_keys is None:
             self._key = (repr(sorted(rng.bookies.items())), repr(options.options))
-
-    def _positions(self) -> Iterator[Segment]:
-        """The windows, newest first, cut at multiples of ``BACK_SLICE`` so that ranges share them."""
-        for seg in reversed(self.sr.txn_behind):
-            if seg.last is None:
-                return
-            hi = seg.last
-            while hi >= seg.first:
-                lo = max(seg.first, hi - hi % BACK_SLICE)
-                yield Segment(seg.ledger, lo, hi)
-                hi = lo - 1
 
     def _window(self, seg: Segment) -> _BackWindow:
         # A ledger's metadata (its ensemble, creation time and token) tells a ledger from one that had

@@ -27,6 +27,7 @@ from .real_pulsar_compare import assert_same_messages
 from support.cli import run_cli
 from support.docblocks import page_blocks, run_block
 from support.secrets import assert_no_secret, pem_lines
+from support.streams import available_now
 
 pytestmark = pytest.mark.real_pulsar
 
@@ -235,15 +236,10 @@ def test_spark_batch_and_stream_sources_decrypt_with_key_files(
     # The plan names the key file, never what is in it.
     plan = df._jdf.queryExecution().toString()
     assert secret[:24] not in plan and secret[-24:] not in plan
-    query = (
-        reader(spark.readStream)
-        .load()
-        .writeStream.format("parquet")
-        .option("checkpointLocation", str(tmp_path / "ckpt"))
-        .trigger(availableNow=True)
-        .start(str(tmp_path / "sink"))
+    available_now(
+        reader(spark.readStream).load(),
+        tmp_path,
     )
-    assert query.awaitTermination(300)
     assert_same_messages(java, _sorted_rows(pq.read_table(tmp_path / "sink")))
     # The Spark decode of a DataFrame of entries, keys by file.
     from pulsar_entries import spark as pes

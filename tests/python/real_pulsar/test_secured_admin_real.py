@@ -39,6 +39,7 @@ from support.cli import run_cli
 from support.docblocks import page_blocks, run_block
 from support.oauth2_issuer import Issuer
 from support.secrets import assert_no_secret, pem_lines
+from support.streams import available_now
 
 pytestmark = pytest.mark.real_pulsar
 
@@ -595,15 +596,10 @@ def test_spark_reads_over_tls_with_pulsar_option_names(
     # The streaming source, exactly once from storage, over the same TLS.
     import pyarrow.parquet as pq
 
-    query = (
-        source(spark.readStream)
-        .load()
-        .writeStream.format("parquet")
-        .option("checkpointLocation", str(tmp_path / "ckpt"))
-        .trigger(availableNow=True)
-        .start(str(tmp_path / "sink"))
+    available_now(
+        source(spark.readStream).load(),
+        tmp_path,
     )
-    assert query.awaitTermination(300)
     assert_same_messages(secured["java"], pq.read_table(tmp_path / "sink").sort_by(keys).to_pylist())
 
 

@@ -25,6 +25,7 @@ from pulsar_entries.spark import register
 
 from .conftest import NS, RUN_SH, _java
 from .real_pulsar_compare import assert_same_messages
+from support.streams import available_now
 
 pytestmark = [pytest.mark.real_pulsar, pytest.mark.spark]
 
@@ -284,18 +285,14 @@ def test_available_now_reads_what_existed_in_batches_capped_by_max_entries(
     rp = real_pulsar
     register(spark)
     topic = NS + "py-chunked"
-    query = (
+    query = available_now(
         spark.readStream.format("pulsar")
         .option("metadataUrl", metadata_url(rp))
         .option("topic", topic)
         .option("maxEntriesPerTrigger", "3")
-        .load()
-        .writeStream.format("parquet")
-        .option("checkpointLocation", str(tmp_path / "ckpt"))
-        .trigger(availableNow=True)
-        .start(str(tmp_path / "sink"))
+        .load(),
+        tmp_path,
     )
-    assert query.awaitTermination(300)
     entries = pe.read_topic(topic, metadata_url=metadata_url(rp))
     positions = list(zip(entries["ledger_id"].to_pylist(), entries["entry_id"].to_pylist()))
     total = len(positions)
@@ -326,18 +323,14 @@ def test_max_messages_per_trigger_caps_each_batch_by_the_brokers_message_index(
     entries = pe.read_topic(topic, metadata_url=metadata_url(rp))
     largest = max(pe.entry_metadata(entries["data"].combine_chunks())["num_messages"].to_pylist())
     cap = 2 * largest + 1
-    query = (
+    query = available_now(
         spark.readStream.format("pulsar")
         .option("metadataUrl", metadata_url(rp))
         .option("topic", topic)
         .option("maxMessagesPerTrigger", str(cap))
-        .load()
-        .writeStream.format("parquet")
-        .option("checkpointLocation", str(tmp_path / "ckpt"))
-        .trigger(availableNow=True)
-        .start(str(tmp_path / "sink"))
+        .load(),
+        tmp_path,
     )
-    assert query.awaitTermination(300)
     truth = rp.truth["py-mixed"]["messages"]
     rows = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
     # Every row is a message here (no chunks, no transactions): each batch within the cap, and each but the

@@ -12,7 +12,10 @@ its own):
 * ``read_topic + decode``: ``iter_topic`` batch by batch, decoded (chunks reassembled): the work
   an export does before it writes;
 * ``export append``: ``export_topic(mode="append")`` into a new Delta table;
-* ``export upsert``: ``export_topic(mode="upsert")`` into a new Delta table (MERGE per commit).
+* ``export upsert``: ``export_topic(mode="upsert")`` into a new Delta table (MERGE per commit);
+* with ``--spark``, ``spark append`` and ``spark upsert``: ``pulsar_entries.spark.export_topic`` on
+  an embedded ``local[2]`` session with Delta's jars (resolved by Maven), micro-batches of
+  ``--spark-entries`` entries; timed from the call (the session's start is not counted).
 
 Then the same for a topic 8x as large (``--messages`` x 8 with ``--big``) for the RSS: an export
 streams, so its peak RSS must not grow with the topic.
@@ -54,6 +57,19 @@ if side == "decode":
     import pyarrow as pa
     for b in pe.iter_topic(topic, metadata_url=url):
         rows += entries_to_messages(pa.Table.from_batches([b])).num_rows
+elif side.startswith("spark-"):
+    import os
+    from pyspark.sql import SparkSession
+    from pulsar_entries.spark import DELTA_CONF, export_topic as spark_export
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    spark = (SparkSession.builder.master("local[2]").config(map=DELTA_CONF).config("spark.jars", sys.argv[5])
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+             .config("spark.driver.memory", "4g").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    t = time.perf_counter()
+    s = spark_export(spark, topic, "delta:" + out, mode=side[6:],
+                     options={"metadataUrl": url, "maxEntriesPerTrigger": sys.argv[6]})
+    rows = s.rows + s.deleted
 else:
     s = export_topic(topic, "delta:" + out, metadata_url=url, mode=side)
     rows = s.rows + s.deleted
@@ -61,9 +77,12 @@ print(json.dumps({"seconds": time.perf_counter() - t, "rows": rows, "peak": hwm(
 """
 
 
-def run(side: str, topic: str, url: str, out: Path) -> dict[str, Any]:
+def run(side: str, topic: str, url: str, out: Path, jars: str = "", spark_entries: int = 0) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-c", CHILD, side, topic, url, str(out)], capture_output=True, text=True, timeout=3600
+        [sys.executable, "-c", CHILD, side, topic, url, str(out), jars, str(spark_entries)],
+        capture_output=True,
+        text=True,
+        timeout=3600,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"{side} failed: {proc.stderr[-2000:]}")
@@ -80,7 +99,15 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--big", action="store_true", help="also a topic 8x as large, for the peak RSS")
+    ap.add_argument("--spark", action="store_true", help="also the export on Spark (Delta), append and upsert")
+    ap.add_argument("--spark-entries", type=int, default=2_000, help="entries per micro-batch on Spark")
     args = ap.parse_args()
+    jars = ""
+    if args.spark:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
+        from support.delta_jars import delta_jars
+
+        jars = ",".join(delta_jars())
 
     lib, classes = brt.build()
     workdir = Path(tempfile.mkdtemp(prefix="bench-export-"))
@@ -94,12 +121,12 @@ def main() -> int:
             t = time.perf_counter()
             produce(lib, classes, sa, topic, args, messages, workdir / "java.log", keys=args.keys)
             print(f"topic {label}: {messages:,} messages written in {time.perf_counter() - t:.0f} s", flush=True)
-            sides = ["decode", "append", "upsert"]
+            sides = ["decode", "append", "upsert"] + (["spark-append", "spark-upsert"] if args.spark else [])
             results: dict[str, list[dict[str, Any]]] = {s: [] for s in sides}
             rounds = args.rounds if label == "1x" else 1
             for r in range(rounds):
-                for side in sides[r % 3 :] + sides[: r % 3]:
-                    got = run(side, topic, url, workdir / f"{label}-{side}-{r}")
+                for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
+                    got = run(side, topic, url, workdir / f"{label}-{side}-{r}", jars, args.spark_entries)
                     results[side].append(got)
                     print(
                         f"  round {r + 1}: {side}: {got['seconds']:.2f} s, {got['rows']:,} rows, "

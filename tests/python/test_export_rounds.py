@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pulsar_entries import _native
 from pulsar_entries.export._run import TXN_ABORT, TXN_COMMIT, _PartitionPass
-from pulsar_entries.export._tables import TableTarget
+from pulsar_entries.export._tables import ExportError, TableTarget
 
 SCHEMA = pa.schema(
     [
@@ -192,3 +192,133 @@ def test_the_export_progress_line_and_bar(capsys: pytest.CaptureFixture[str]) ->
     quiet.update(10, 100)
     quiet.close()
     assert capsys.readouterr().err == "" and quiet.bytes == 100
+
+
+def test_cli_spark_export_settings_and_its_one_line_errors(capsys: Any) -> None:
+    """``export --engine spark``: Delta's settings unless the jars are named, the cluster options as the
+    streaming source's, and each mistake a one-line error before Spark starts."""
+    import argparse
+
+    from pulsar_entries.cli import main
+    from pulsar_entries.cli._export import spark_conf, stream_options
+    from pulsar_entries.export._tables import DELTA_CONF, DELTA_PACKAGE
+
+    conf = spark_conf(argparse.Namespace(spark_conf=["spark.ui.enabled=false"]))
+    assert conf == {"spark.ui.enabled": "false", "spark.jars.packages": DELTA_PACKAGE, **DELTA_CONF}
+    conf = spark_conf(argparse.Namespace(spark_conf=["spark.jars=/j/a.jar,/j/b.jar"]))
+    assert conf["spark.jars"] == "/j/a.jar,/j/b.jar" and "spark.jars.packages" not in conf
+    base = ["export", "--topic", "orders", "--metadata-url", "zk:127.0.0.1:1"]
+    cases = [
+        (
+            [*base, "--to", "delta:/tmp/x", "--spark-conf", "a=b"],
+            "--spark-conf and --checkpoint are for --engine spark",
+        ),
+        (
+            ["--engine", "spark", *base, "--to", "delta:/tmp/x", "--spark-conf", "nokey"],
+            "--spark-conf must be KEY=VALUE",
+        ),
+        (["--engine", "spark", *base, "--to", "iceberg:lake.ns.t"], "writes Delta tables"),
+    ]
+    for args, message in cases:
+        assert main(args) != 0
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    ns = argparse.Namespace(
+        bookie_dir=None, metadata_url="zk:h:2181", admin_token=None, auth_plugin=None, auth_params=None,
+        tls_trust_certs_file=None, tls_no_hostname_verification=True, zk_ca_file="/ca.pem", zk_cert_file=None,
+        zk_key_file=None, zk_digest_user=None, zk_sasl_user=None, zk_password_file=None,
+        bookkeeper_tls_trust_certs_file=None, bookkeeper_tls_certificate_file=None, bookkeeper_tls_key_file=None,
+        bookkeeper_tls_hostname_verification=None, bookie_address=["b1=127.0.0.1:3181"], offload_uri="s3://b",
+        timeout=5.0, max_entries_per_commit=7, skip_data_loss=True,
+    )  # fmt: skip
+    assert stream_options(ns, {"k": "/k.pem"}) == {
+        "metadataUrl": "zk:h:2181",
+        "adminTlsHostnameVerification": "false",
+        "zkCaFile": "/ca.pem",
+        "bookieAddresses": "b1=127.0.0.1:3181",
+        "offloadPath": "s3://b",
+        "cryptoKeyFiles": "k=/k.pem",
+        "timeout": "5.0",
+        "maxEntriesPerTrigger": "7",
+        "failOnDataLoss": "false",
+    }
+
+
+def test_a_failed_spark_export_says_what_its_micro_batch_raised() -> None:
+    """The one line a failed export query gives: the exception its micro-batch raised (ours by its message
+    alone), not Spark's wrapping of it. The text is a real failed query's, shortened."""
+    from pulsar_entries.spark._export import _first_line
+
+    def failed(raised: str) -> str:
+        return (
+            "[STREAM_FAILED] Query [id = cd27, runId = a36b] terminated with exception: [FOREACH_BATCH_USER_FUNCTION_ERROR]"
+            " An error occurred in the user provided function in foreach batch sink. Reason: An exception was raised"
+            " by the Python Proxy. Return Message: Traceback (most recent call last):\n"
+            '  File "/x/pulsar_entries/spark/_export.py", line 144, in __call__\n'
+            "    self._merge(rows, cols, app, batch_id)\n"
+            f"{raised}\n SQLSTATE: 39000 SQLSTATE: XXKST\n=== Streaming Query ===\nIdentifier: [id = cd27]\n"
+            "Current Committed Offsets: {}\npyspark.errors.exceptions.captured.StreamingQueryException: not this\n"
+        )
+
+    ours = "pulsar_entries.export._tables.ExportError: export of micro-batch 3: entry 7:2 of partition 0 cannot be read"
+    assert _first_line(failed(ours)) == "export of micro-batch 3: entry 7:2 of partition 0 cannot be read"
+    theirs = (
+        "pyspark.errors.exceptions.captured.AnalysisException: [UNSUPPORTED_DATASOURCE_FOR_DIRECT_QUERY] Unsupported"
+        " data source type for direct query on files: delta SQLSTATE: 0A000; line 1 pos 11"
+    )
+    assert _first_line(failed(theirs)).startswith("AnalysisException: [UNSUPPORTED_DATASOURCE_FOR_DIRECT_QUERY]")
+
+
+def test_upsert_with_a_strategy_folds_the_tables_value_then_the_round_in_position_order() -> None:
+    """``export_topic(mode="upsert", strategy=...)``'s fold, on one round: the table's value first, then the
+    round's messages by position (not in the order they were decided), as ``compact(strategy=...)`` folds
+    them; only the keys whose value changes come out, merged values at the latest contributing message."""
+    from types import SimpleNamespace
+
+    from pulsar_entries.export._run import Exporter
+    from pulsar_entries.strategies import FirstWins, _Adapter
+
+    class Concat:
+        def should_keep_left(self, prev: Any, cur: Any) -> bool:
+            return cur is not None and cur.startswith(b"no")
+
+        def is_merge_enabled(self) -> bool:
+            return True
+
+        def merge(self, prev: bytes, cur: bytes) -> bytes:
+            return prev + b"+" + cur
+
+    def rows(*msgs: tuple[str, int, bytes | None]) -> pa.Table:
+        return pa.table(
+            {
+                "partition": pa.array([0] * len(msgs), pa.int32()),
+                "key": [k for k, _, _ in msgs],
+                "ledger_id": pa.array([7] * len(msgs), pa.int64()),
+                "entry_id": pa.array([e for _, e, _ in msgs], pa.int64()),
+                "batch_index": pa.array([None] * len(msgs), pa.int32()),
+                "value": pa.array([v for _, _, v in msgs], pa.binary()),
+            }
+        )
+
+    # The table holds a@5=A and d@5=D.
+    table = rows(("a", 5, b"A"), ("d", 5, b"D"))
+    main = SimpleNamespace(current=lambda r, cols: table.select(list(cols)))
+
+    def fold(strategy: Any, batch: pa.Table) -> list[tuple[str, int, bytes | None]]:
+        me = SimpleNamespace(strategy=_Adapter(strategy), main=main, target="t", topic="t")
+        out = Exporter._strategic(me, batch)  # type: ignore[arg-type]
+        return list(zip(out["key"].to_pylist(), out["entry_id"].to_pylist(), out["value"].to_pylist()))
+
+    # Decided out of position order: b@9 before b@8. An older message than the table's (a@4) is not applied.
+    batch = rows(("b", 9, b"B9"), ("a", 6, b"A6"), ("b", 8, b"B8"), ("a", 4, b"A4"), ("d", 6, None), ("c", 7, b""))
+    # FirstWins: a keeps A; b's first is B8; tombstones are accepted (PIP-215's FirstWins deletes).
+    assert sorted(fold(FirstWins(), batch)) == [("b", 8, b"B8"), ("c", 7, b""), ("d", 6, None)]
+    got = sorted(fold(Concat(), batch))
+    assert got == [("a", 6, b"A+A6"), ("b", 9, b"B8+B9"), ("c", 7, b""), ("d", 6, None)]
+    # A rejected update leaves the key out; an accepted one after it merges with what was kept.
+    assert fold(Concat(), rows(("a", 6, b"no"), ("a", 7, b"yes"))) == [("a", 7, b"A+yes")]
+    # A table kept without the value column cannot take a strategy.
+    bare = SimpleNamespace(current=lambda r, cols: None)
+    me = SimpleNamespace(strategy=_Adapter(FirstWins()), main=bare, target="delta:t", topic="t")
+    with pytest.raises(ExportError, match="kept without a strategy"):
+        Exporter._strategic(me, batch)  # type: ignore[arg-type]

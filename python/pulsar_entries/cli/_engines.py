@@ -326,10 +326,12 @@ class SparkEngine(Engine):
     distributed = True
     directory_outputs = True
 
-    def __init__(self, progress: bool, master: str, debug: bool = False) -> None:
+    def __init__(self, progress: bool, master: str, debug: bool = False, conf: dict[str, str] | None = None) -> None:
         super().__init__(progress)
         self.master = master
         self.debug = debug
+        #: Settings the session starts with (``export --spark-conf``).
+        self.conf = dict(conf or {})
         self._session: SparkSession | None = None
         self._kept: dict[str, DataFrame] | None = None
 
@@ -354,6 +356,8 @@ class SparkEngine(Engine):
                 .config("spark.ui.showConsoleProgress", "true" if self.progress else "false")
                 .config("spark.sql.shuffle.partitions", str(max(4, os.cpu_count() or 4)))
             )
+            for key, value in self.conf.items():
+                builder = builder.config(key, value)
             if not self.debug:
                 # Spark's log noise (startup warnings, each failed task's stack
                 # traces) stays out of the way; the error line says what failed.

@@ -1,5 +1,6 @@
-"""``pulsar-entries export``: a topic kept as a Delta or Iceberg table (see
-:mod:`pulsar_entries.export`), in process."""
+"""``pulsar-entries export``: a topic kept as a Delta or Iceberg table, in process (see
+:mod:`pulsar_entries.export`) or, with ``--engine spark``, as a Delta table by a Spark streaming
+query (see :func:`pulsar_entries.spark.export_topic`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import time
 from typing import Any
 
+from ..export._tables import DELTA_CONF, DELTA_PACKAGE, ExportError
 from ._errors import CliError
 from ._progress import Bar, progress
 from ._topic import (
@@ -26,7 +28,8 @@ from ._topic import (
 def add_export_parser(sub: Any) -> None:
     e = sub.add_parser(
         "export",
-        help="keep a topic as a Delta Lake or Iceberg table, exactly once (append or upsert), in process",
+        help="keep a topic as a Delta Lake or Iceberg table, exactly once (append or upsert), in process or "
+        "on Spark (Delta)",
         description="Export a topic straight from its storage into a table, exactly once: a rerun (or --follow) "
         "goes on from what the table's own commits record. Messages the topic's schema cannot read go to "
         "<table>_dead_letters.",
@@ -68,9 +71,110 @@ def add_export_parser(sub: Any) -> None:
         action="store_true",
         help="go on past ledgers retention deleted before they were exported (a dead-letter status row says what)",
     )
+    e.add_argument(
+        "--strategy",
+        help="--mode upsert: a PIP-215 strategy deciding between a key's values: latest-wins, first-wins, "
+        "versioned-state, or MODULE:CLASS (as compact's)",
+    )
+    e.add_argument(
+        "--spark-conf",
+        action="append",
+        metavar="KEY=VALUE",
+        help="--engine spark: a Spark setting (repeatable), as spark-submit's --conf; by default the session "
+        f"gets Delta Lake by spark.jars.packages={DELTA_PACKAGE}",
+    )
+    e.add_argument(
+        "--checkpoint",
+        help="--engine spark: the streaming query's checkpoint (default: _pulsar_entries_checkpoint in the table)",
+    )
     add_cluster_options(e, read_compacted=False, topic=False)
     add_crypto_option(e)
     e.set_defaults(func=cmd_export)
+
+
+def spark_conf(args: argparse.Namespace) -> dict[str, str]:
+    """``--spark-conf`` as settings, with Delta Lake's unless the jars are given another way."""
+    conf: dict[str, str] = {}
+    for spec in args.spark_conf or []:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"--spark-conf must be KEY=VALUE, not {spec!r}")
+        conf[key.strip()] = value
+    if "spark.jars" not in conf and "spark.jars.packages" not in conf:
+        conf["spark.jars.packages"] = DELTA_PACKAGE
+    for key, value in DELTA_CONF.items():
+        conf.setdefault(key, value)
+    return conf
+
+
+def stream_options(args: argparse.Namespace, keys: dict[str, str] | None) -> dict[str, str]:
+    """The cluster options as ``spark.readStream.format("pulsar")``'s."""
+    if args.bookie_dir:
+        raise CliError("export reads a live cluster (--bookie-dir is a stopped one, which does not grow)")
+    given = {
+        "metadataUrl": args.metadata_url,
+        "adminToken": args.admin_token,
+        "adminAuthPlugin": args.auth_plugin,
+        "adminAuthParams": args.auth_params,
+        "adminTlsTrustCertsFilePath": args.tls_trust_certs_file,
+        "adminTlsHostnameVerification": "false" if args.tls_no_hostname_verification else None,
+        "zkCaFile": args.zk_ca_file,
+        "zkCertFile": args.zk_cert_file,
+        "zkKeyFile": args.zk_key_file,
+        "zkDigestUser": args.zk_digest_user,
+        "zkSaslUser": args.zk_sasl_user,
+        "zkPasswordFile": args.zk_password_file,
+        "bookkeeperTLSTrustCertsFilePath": args.bookkeeper_tls_trust_certs_file,
+        "bookkeeperTLSCertificateFilePath": args.bookkeeper_tls_certificate_file,
+        "bookkeeperTLSKeyFilePath": args.bookkeeper_tls_key_file,
+        "bookieAddresses": ",".join(f"{k}={v}" for k, v in bookie_addresses(args).items()) or None,
+        "offloadPath": args.offload_uri,
+        "cryptoKeyFiles": ",".join(f"{k}={v}" for k, v in keys.items()) if keys else None,
+        "timeout": str(args.timeout),
+        "maxEntriesPerTrigger": str(args.max_entries_per_commit),
+        "failOnDataLoss": "false" if args.skip_data_loss else "true",
+    }
+    if args.bookkeeper_tls_hostname_verification is not None:
+        given["bookkeeperTLSHostnameVerificationEnabled"] = str(args.bookkeeper_tls_hostname_verification).lower()
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def export_on_spark(args: argparse.Namespace, topic: str, keys: dict[str, str] | None) -> None:
+    """``export --engine spark``: the topic into a Delta table by a streaming query."""
+    from ._engines import SparkEngine
+
+    options = stream_options(args, keys)
+    if args.strategy:
+        raise CliError("export --engine spark has no --strategy yet: export with a strategy in process (drop --engine)")
+    if not args.to.lower().startswith("delta:"):
+        raise CliError(
+            f"export --engine spark writes Delta tables (no released iceberg-spark-runtime supports Spark 4.2): "
+            f"{args.to}: export Iceberg tables in process (drop --engine)"
+        )
+    engine = SparkEngine(progress(args), args.master, args.debug, conf=spark_conf(args))
+    print(f"engine: {engine.describe()}", file=sys.stderr)
+    try:
+        total = engine.ps.export_topic(
+            engine.spark,
+            topic,
+            args.to,
+            checkpoint=args.checkpoint,
+            mode=args.mode,
+            options=options,
+            follow=args.follow,
+            poll_interval=args.poll_interval,
+            on_entry_error=args.on_entry_error,
+        )
+    except KeyboardInterrupt:
+        print("export stopped: the table holds the micro-batches the query committed", file=sys.stderr)
+        raise
+    except (ExportError, ValueError) as e:
+        raise CliError(str(e)) from None
+    done = "nothing new" if not total.commits else f"{total.rows:,} rows in {total.commits} micro-batches"
+    print(
+        f"exported {topic} to {args.to} on Spark: {done}"
+        + (f", {total.dead_letters:,} in the dead-letter table" if total.dead_letters else "")
+    )
 
 
 def progress_line(total: Any, lag: int, rate: float, *, upsert: bool = False) -> str:
@@ -96,11 +200,6 @@ def commit_note(total: Any, lag: int, *, upsert: bool = False) -> str:
 def cmd_export(args: argparse.Namespace) -> None:
     from ..export import ExportError, ExportStats, export_topic
 
-    if args.engine == "spark":
-        raise CliError(
-            "export --engine spark is not available yet: export runs in process (drop --engine); on Spark, "
-            "stream the topic with spark.readStream.format('pulsar') into Spark's Delta or Iceberg sink"
-        )
     if not args.metadata_url:
         raise CliError(
             "export reads a topic from a cluster: give --metadata-url (zk:host:2181, rocksdb:/path or "
@@ -109,9 +208,19 @@ def cmd_export(args: argparse.Namespace) -> None:
     if args.bookie_dir:
         raise CliError("export reads a live cluster (--bookie-dir is a stopped one, which does not grow)")
     topic = topic_name(args.topic)
+    keys = crypto_key_files(args)
+    if args.engine == "spark":
+        export_on_spark(args, topic, keys)
+        return
+    if args.spark_conf or args.checkpoint:
+        raise CliError("--spark-conf and --checkpoint are for --engine spark")
+    if args.strategy and args.mode != "upsert":
+        raise CliError("--strategy decides between a key's values: give --mode upsert")
+    from ._commands import parse_strategy
+
+    strategy = parse_strategy(args.strategy)
     read = offload_location(args)
     addresses = bookie_addresses(args)
-    keys = crypto_key_files(args)
     tty = progress(args)
     started = time.monotonic()
     total = ExportStats()
@@ -148,6 +257,7 @@ def cmd_export(args: argparse.Namespace) -> None:
             fail_on_data_loss=not args.skip_data_loss,
             warehouse=args.warehouse,
             catalog_uri=args.catalog_uri,
+            strategy=strategy,
             on_commit=show,
             **read,
         )

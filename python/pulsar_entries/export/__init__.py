@@ -13,7 +13,7 @@ Modes:
 * ``append``: every message a row;
 * ``upsert``: the latest value per key, as the broker's compaction keeps it (per partition, the
   message at the highest position wins; a tombstone, an empty or null value, deletes the key;
-  messages without a key are not kept). Delta through ``MERGE``; Iceberg through a row-level
+  messages without a key are not kept), or as a PIP-215 ``strategy`` decides. Delta through ``MERGE``; Iceberg through a row-level
   delete and an append in one commit (copy-on-write).
 
 Columns: the message's (``partition``, ``ledger_id``, ``entry_id``, ``batch_index``, ``key``,
@@ -79,6 +79,7 @@ def export_topic(
     catalog_properties: Mapping[str, str] | None = None,
     schema: Any = None,
     crypto_keys: CryptoKeysLike | None = None,
+    strategy: Any = None,
     on_commit: Callable[[ExportStats], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> ExportStats:
@@ -103,6 +104,12 @@ def export_topic(
     undecided for longer than ``transaction_timeout`` seconds is given up (a dead-letter status
     row). ``crypto_keys`` decrypts end-to-end encrypted messages (see :func:`pulsar_entries.decode`);
     one that cannot be decrypted is an entry error. ``on_commit`` is called with each commit's counts.
+
+    ``strategy`` (upsert mode only) is a PIP-215 compaction strategy (:mod:`pulsar_entries.strategies`:
+    ``FirstWins()``, ``VersionedState(...)``, your own ``should_keep_left``/``merge``): each key's
+    value in the table, then the new messages in position order, are folded as
+    ``compact(strategy=...)`` folds them. The table then keeps each key's ``value`` bytes too (what
+    the strategy sees next time); a table kept without a strategy cannot take one later.
     """
     exporter = Exporter(
         topic,
@@ -131,5 +138,6 @@ def export_topic(
         catalog_properties=catalog_properties,
         schema=schema,
         crypto_keys=crypto_keys,
+        strategy=strategy,
     )
     return exporter.run(follow=follow, poll_interval=poll_interval, on_commit=on_commit, should_stop=should_stop)

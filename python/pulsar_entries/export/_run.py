@@ -52,6 +52,7 @@ from .._cluster.stream import (
 from .._crypto import CryptoKeysLike
 from .._crypto import crypto_keys as to_crypto_keys
 from ..auth import AdminTls, Authentication, BookieTls, ZooKeeperAccess, bookie_client_options
+from ..strategies import _Adapter
 from ._tables import TOMBSTONE, ExportError, Progress, TableTarget, conform, open_table
 
 #: Pulsar's marker types for a transaction's end (``MarkerType`` in PulsarMarkers.proto).
@@ -252,9 +253,14 @@ class Exporter:
         catalog_properties: Mapping[str, str] | None = None,
         schema: Any = None,
         crypto_keys: CryptoKeysLike | None = None,
+        strategy: Any = None,
     ) -> None:
         if mode not in ("append", "upsert"):
             raise ValueError(f"mode: expected 'append' or 'upsert', got {mode!r}")
+        if strategy is not None and mode != "upsert":
+            raise ValueError("strategy: a compaction strategy decides between a key's values: give mode='upsert'")
+        #: The PIP-215 strategy of upsert mode, as raw bytes in and out (None: the latest position wins).
+        self.strategy = None if strategy is None else _Adapter(strategy)
         if on_entry_error not in ("stop", "dead-letter"):
             raise ValueError(f"on_entry_error: expected 'stop' or 'dead-letter', got {on_entry_error!r}")
         for name, value in (
@@ -463,7 +469,8 @@ class Exporter:
         if self.mode == "upsert":
             has_key = pc.is_valid(rows["key"])
             stats.keyless = rows.num_rows - (pc.sum(pc.cast(has_key, pa.int64())).as_py() or 0)
-            rows = _latest_per_key(rows.filter(has_key))
+            keyed = rows.filter(has_key)
+            rows = _latest_per_key(keyed) if self.strategy is None else self._strategic(keyed)
         empty = pc.equal(pc.binary_length(rows["value"]), 0)
         tomb = pc.fill_null(pc.or_(pc.is_null(rows["value"]), empty), True)
         dead: pa.Table | None = None
@@ -477,12 +484,14 @@ class Exporter:
                 dead = _dead_letters(t.filter(failed))
                 t = t.filter(pc.invert(failed))
             extra = [c for c in t.column_names if c not in rows.column_names]
-            out = t.select([*MESSAGE_COLUMNS, *extra])
+            # With a strategy the table keeps each key's value bytes too: what the strategy sees next.
+            own = [*MESSAGE_COLUMNS, *(["value"] if self.strategy is not None else [])]
+            out = t.select([*own, *extra])
             tombs = pa.chunked_array([repeat_bool(False, out.num_rows)])
             if gone.num_rows:
                 # Tombstones keep their message columns; the schema's are null.
                 nulls = {c: pa.nulls(gone.num_rows, out.schema.field(c).type) for c in extra}
-                filler = pa.table({**{c: gone[c] for c in MESSAGE_COLUMNS}, **nulls}, schema=out.schema)
+                filler = pa.table({**{c: gone[c] for c in own}, **nulls}, schema=out.schema)
                 out = pa.concat_tables([out, filler])
                 tombs = pa.chunked_array([*tombs.chunks, repeat_bool(True, gone.num_rows)])
         else:
@@ -495,6 +504,61 @@ class Exporter:
         stats.deleted = pc.sum(pc.cast(tombs, pa.int64())).as_py() or 0
         stats.rows = out.num_rows - stats.deleted
         return out.append_column(TOMBSTONE, tombs), dead
+
+    def _strategic(self, rows: pa.Table) -> pa.Table:
+        """Upsert with a PIP-215 strategy: per (partition, key), the table's value, then this round's
+        messages in position order, folded as ``compact(strategy=...)`` folds them (a rejected message
+        is dropped; an accepted tombstone deletes; with merging, the kept value is ``merge(prev, cur)``
+        at the latest contributing message's position). The rows whose outcome changes the table: the
+        winning message of each key it changes, its value merged where merged."""
+        assert self.strategy is not None
+        if not rows.num_rows:
+            return rows
+        cols = ("partition", "key", "ledger_id", "entry_id", "batch_index", "value")
+        current = self.main.current(rows, cols)
+        if current is None:
+            raise ExportError(
+                f"{self.target}: kept without a strategy (it has no value column); a strategy needs a table it kept "
+                "from the start"
+            )
+        # (partition, key) -> [value or None, position, winning row or None, merged value or None]
+        state: dict[tuple[int, str], list[Any]] = {}
+        for p, k, led, e, b, v in zip(*(current[c].to_pylist() for c in cols)):
+            state[(p, k)] = [v or None, (led, e, -1 if b is None else b), None, None]
+        ids = pa.array(np.arange(rows.num_rows, dtype=np.int64))
+        order = rows.select(["partition", "key", "ledger_id", "entry_id", "batch_index"]).append_column("i", ids)
+        order = order.sort_by(
+            [("partition", "ascending"), ("key", "ascending"), ("ledger_id", "ascending"),
+             ("entry_id", "ascending"), ("batch_index", "ascending")]
+        )  # fmt: skip
+        values = rows["value"].to_pylist()
+        adapter = self.strategy
+        for p, k, led, e, b, i in zip(*(order[c].to_pylist() for c in order.column_names)):
+            pos, cur = (led, e, -1 if b is None else b), values[i] or None
+            st = state.get((p, k))
+            if st is not None and pos <= st[1]:
+                continue  # older than what the table holds (a transaction decided after a newer message)
+            prev = None if st is None else st[0]
+            try:
+                if adapter.keep_left_raw(prev, cur):
+                    continue
+                merged = (
+                    adapter.merge_raw(prev, cur)
+                    if cur is not None and prev is not None and adapter.merge_enabled
+                    else None
+                )
+            except Exception as err:
+                raise ExportError(
+                    f"export of {self.topic}: the strategy failed on key {k!r} of partition {p} at {led}:{e}: {err}"
+                ) from None
+            state[(p, k)] = [merged if merged is not None else cur, pos, i, merged]
+        won = sorted((st[2], st[3]) for st in state.values() if st[2] is not None)
+        out = rows.take(pa.array([i for i, _ in won], pa.int64()))
+        if any(m is not None for _, m in won):
+            new = [m if m is not None else v for (_, m), v in zip(won, out["value"].to_pylist())]
+            at = out.schema.get_field_index("value")
+            out = out.set_column(at, out.schema.field(at), pa.array(new, out.schema.field(at).type))
+        return out
 
     # ------------------------------------------------------------------ the whole run
 

@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,16 @@ from .._redact import redact_uri
 PROGRESS_KEY = "pulsar-entries.export"
 #: Column name of the tombstone flag in an upsert's source rows (never written to a table).
 TOMBSTONE = "__pulsar_entries_tombstone"
+
+#: The Delta Lake release the Spark export (:func:`pulsar_entries.spark.export_topic`) is tested with,
+#: as Maven coordinates: Delta 4.4 supports Spark 4.2 (on Spark 4.3 it fails to read its tables).
+DELTA_PACKAGE = "io.delta:delta-spark_2.13:4.4.0"
+
+#: The session settings Delta needs on Spark, beside its jars.
+DELTA_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
 
 
 class ExportError(RuntimeError):
@@ -355,6 +365,27 @@ class DeltaTable:
             raise ExportError(f"{self.target}: the table cannot take the topic's new schema: {_one_line(e)}") from None
         self.refresh()
 
+    def current(self, rows: pa.Table, cols: Sequence[str]) -> pa.Table | None:
+        """The table's rows for the keys of ``rows`` (``cols`` of them); None when the table lacks one
+        of ``cols``."""
+        keys = sorted({k for k in rows["key"].to_pylist() if k is not None})
+        have = self.schema()
+        if have is not None and any(c not in have.names for c in cols):
+            return None
+        if self._table is None or not keys:
+            return pa.table({c: rows[c].slice(0, 0) for c in cols})
+        # delta-rs's own query engine (DataFusion), which prunes files by their statistics: pyarrow's
+        # dataset of the table cannot filter its view-typed strings.
+        names = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)
+        keys_sql = ", ".join("'" + k.replace("'", "''") + "'" for k in keys)
+        found = (
+            self._dl.QueryBuilder()
+            .register("t", self._table)
+            .execute(f'SELECT {names} FROM t WHERE "key" IN ({keys_sql})')
+        )
+        got = pa.RecordBatchReader.from_stream(found).read_all()
+        return got.cast(pa.schema([pa.field(c, rows.schema.field(c).type) for c in cols]))
+
     def _merge(self, rows: pa.Table, props: Any) -> None:
         cols = [c for c in rows.column_names if c != TOMBSTONE]
         q = {c: f"`{c}`" for c in cols}
@@ -499,7 +530,8 @@ class IcebergTable:
                 tx.append(data, snapshot_properties=props)
             else:
                 assert rows is not None
-                current = self._current(rows)
+                current = self.current(rows)
+                assert current is not None
                 write, drop = _upsert_plan(rows, current)
                 if drop:
                     terms = [
@@ -520,16 +552,20 @@ class IcebergTable:
             raise ExportError(f"{self.target}: the table cannot take the topic's new schema: {_one_line(e)}") from None
         self.refresh()
 
-    def _current(self, rows: pa.Table) -> pa.Table:
-        """The table's rows for the keys of ``rows`` (their positions only)."""
+    def current(
+        self, rows: pa.Table, cols: Sequence[str] = ("partition", "key", "ledger_id", "entry_id", "batch_index")
+    ) -> pa.Table | None:
+        """The table's rows for the keys of ``rows`` (``cols`` of them, by default their positions);
+        None when the table lacks one of ``cols``."""
         import pyiceberg.expressions as expressions
 
         ice: Any = expressions
         keys = sorted({k for k in rows["key"].to_pylist() if k is not None})
-        cols = ("partition", "key", "ledger_id", "entry_id", "batch_index")
-        if not keys or self._table.current_snapshot() is None:
+        if self._table is not None and any(c not in self._table.schema().as_arrow().names for c in cols):
+            return None
+        if not keys or self._table is None or self._table.current_snapshot() is None:
             return pa.table({c: rows[c].slice(0, 0) for c in cols})
-        return self._table.scan(row_filter=ice.In("key", keys), selected_fields=cols).to_arrow()
+        return self._table.scan(row_filter=ice.In("key", keys), selected_fields=tuple(cols)).to_arrow()
 
 
 def _upsert_plan(rows: pa.Table, current: pa.Table) -> tuple[pa.Table, dict[int, set[str]]]:

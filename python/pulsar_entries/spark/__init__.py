@@ -19,6 +19,7 @@ from ._columns import entry_metadata, entry_timestamp, is_batch, last_batch_inde
 from ._compaction import compact, compacted_view, last_message_position, to_ledger_records
 from ._datasource import PulsarEntriesDataSource, read_entries, register
 from ._decode import SLICE_BYTES, SLICE_ENTRIES, decode, message_schema, slices
+from ._export import DELTA_CONF, DELTA_PACKAGE, export_topic
 from ._seek import find_position_by_time
 from ._strategic import compact_with_strategy
 from ._topic import PulsarTopicDataSource
@@ -27,6 +28,8 @@ from ._workers import use_this_python
 use_this_python()  # a local session made before this import: its workers run this interpreter
 
 __all__ = [
+    "DELTA_CONF",
+    "DELTA_PACKAGE",
     "ENTRY_COLUMNS",
     "SLICE_BYTES",
     "SLICE_ENTRIES",
@@ -39,6 +42,7 @@ __all__ = [
     "decode",
     "entry_metadata",
     "entry_timestamp",
+    "export_topic",
     "find_position_by_time",
     "from_spark",
     "from_spark_schema",

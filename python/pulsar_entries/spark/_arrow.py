@@ -6,17 +6,20 @@ Spark's Arrow schemas differ from ours in these ways, handled here:
 - Spark has no unsigned integers (protobuf's uint32/fixed32, uint64/fixed64):
   uint8/16/32 widen to the next signed type, uint64 becomes decimal(20, 0);
 - with ``spark.sql.execution.arrow.useLargeVarTypes`` Spark exchanges
-  ``large_binary`` / ``large_string``; the variant is read off the input batch.
+  ``large_binary`` / ``large_string``; the variant is read off the input batch
+  (Spark 4.3 takes them back; 4.2 wants the regular ones back).
 
 Also the shapes every pipeline shares: the entry columns, the optional
 ``partition`` column, and the compacted-entry schema."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, Callable
 
 import pyarrow as pa
+import pyspark
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
@@ -74,9 +77,16 @@ def conform(batch: pa.RecordBatch, large: bool) -> pa.RecordBatch:
     return batch.cast(target)
 
 
+#: Whether Spark takes large var types back from a stage that sends them: 4.3 does; 4.2 checks a
+#: stage's output against the regular types whatever it sends (``RESULT_COLUMN_TYPES_MISMATCH``).
+LARGE_BACK = tuple(int(x) for x in re.findall(r"\d+", pyspark.__version__)[:2]) >= (4, 3)
+
+
 def is_large(batch: pa.RecordBatch | pa.Table) -> bool:
-    """Whether Spark exchanges large var types in this stage (read off its input)."""
-    return any(pa.types.is_large_binary(f.type) or pa.types.is_large_string(f.type) for f in batch.schema)
+    """Whether Spark takes large var types back from this stage (read off its input)."""
+    return LARGE_BACK and any(
+        pa.types.is_large_binary(f.type) or pa.types.is_large_string(f.type) for f in batch.schema
+    )
 
 
 def run_pass(core_pass: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -199,6 +199,37 @@ def test_upsert_equals_compact_and_the_compacted_reader(orders: dict[str, Any], 
     assert {"k1", "k2"}.isdisjoint(table_view) and {"k0", "k3", "big"} <= set(table_view)
 
 
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_upsert_with_a_strategy_equals_compact_with_it(orders: dict[str, Any], tmp_path: Path, fmt: str) -> None:
+    """PIP-215 in upsert mode: with ``FirstWins`` and small commits (so the table's value meets later
+    messages of its key), the table equals our ``compact(strategy=FirstWins())`` of the topic, key for key,
+    and each kept value's bytes are the message's."""
+    from pulsar_entries.strategies import FirstWins
+
+    rp = orders["rp"]
+    table, opts = target(fmt, tmp_path, "first")
+    got = export_topic(TOPIC, table, mode="upsert", strategy=FirstWins(), max_entries_per_commit=5, **opts, **where(rp))
+    assert got.commits > 5
+    rows = duck(table, opts)
+    # A strategy's compaction rewrites the batches it keeps messages of (the survivors get new batch
+    # indexes), so the comparison is by entry and value bytes.
+    table_view = {r["key"]: (r["ledger_id"], r["entry_id"], r["value"]) for r in rows}
+    assert len(table_view) == len(rows)
+    entries = pe.read_topic(TOPIC, **where(rp))
+    compacted = pe.reassemble_chunks(pe.decode(pe.compact(entries.drop_columns(["error"]), strategy=FirstWins())))
+    ours = {
+        r["key"]: (r["ledger_id"], r["entry_id"], r["value"])
+        for r in compacted.to_pylist()
+        if r["key"] != "bad" and r["value"] and r["marker_type"] is None and r["error"] is None
+    }
+    assert table_view == ours
+    # Not what the latest-wins upsert keeps: the first values stayed.
+    latest = export_topic(TOPIC, target(fmt, tmp_path, "latest2")[0], mode="upsert", **opts, **where(rp))
+    assert latest.commits >= 1
+    latest_rows = duck(target(fmt, tmp_path, "latest2")[0], opts)
+    assert {k: v[:2] for k, v in table_view.items()} != {r["key"]: (r["ledger_id"], r["entry_id"]) for r in latest_rows}
+
+
 # ------------------------------------------------------------------------------ kill and resume
 
 CHILD = r"""
@@ -464,3 +495,100 @@ def test_zookeeper_cluster_topics_export_as_java_readers_receive_them(
     assert mine == want
     if name == "java-partitioned":
         assert {r["partition"] for r in rows} == {0, 1, 2}
+
+
+# ------------------------------------------------------------------------------ on Spark (Delta)
+
+
+def spark_export_command(rp: Any, table: str, *extra: str) -> tuple[list[str], dict[str, str]]:
+    from support.delta_jars import delta_jars
+
+    cmd = [
+        sys.executable, "-m", "pulsar_entries", "--quiet", "--engine", "spark", "--master", "local[2]",
+        "export", "--topic", NAME, "--to", table,
+        "--metadata-url", f"rocksdb:{rp.standalone.metadata_dir}",
+        "--offload-uri", f"s3://{BUCKET}?endpoint_override=127.0.0.1:{rp.moto.port}&scheme=http",
+        "--spark-conf", "spark.jars=" + ",".join(delta_jars()),
+        "--spark-conf", "spark.ui.enabled=false",
+        *extra,
+    ]  # fmt: skip
+    env = dict(
+        os.environ, AWS_ACCESS_KEY_ID=S3_ACCESS_KEY, AWS_SECRET_ACCESS_KEY=S3_SECRET_KEY, AWS_DEFAULT_REGION=S3_REGION
+    )
+    return cmd, env
+
+
+def spark_export(rp: Any, table: str, *extra: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    """``pulsar-entries export --engine spark`` in a child (its own Spark, with Delta's jars)."""
+    cmd, env = spark_export_command(rp, table, *extra)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert (done.returncode == 0) == ok, done.stderr[-3000:]
+    return done
+
+
+def test_spark_export_to_delta_equals_the_in_process_export(orders: dict[str, Any], tmp_path: Path) -> None:
+    """The same topic exported on Spark (a streaming query into Delta, small micro-batches) and in
+    process: the same messages once each, the same typed values, the same dead letters; a rerun
+    adds nothing; upsert equals the in-process upsert key for key."""
+    rp, truth = orders["rp"], orders["truth"]
+    # In process, the reference.
+    ref, ref_latest = f"delta:{tmp_path / 'ref'}", f"delta:{tmp_path / 'ref_latest'}"
+    export_topic(TOPIC, ref, **where(rp))
+    export_topic(TOPIC, ref_latest, mode="upsert", **where(rp))
+    table, latest = f"delta:{tmp_path / 'spark'}", f"delta:{tmp_path / 'spark_latest'}"
+    first = spark_export(rp, table, "--max-entries-per-commit", "10", "--on-entry-error", "dead-letter")
+    assert "micro-batches" in first.stdout and "1 in the dead-letter table" in first.stdout, first.stdout
+    rows = duck(table, {})
+    mine = sorted(row_id(r) for r in rows)
+    assert len(mine) == len(set(mine))
+    dead = duck(table + "_dead_letters", {})
+    assert sorted(mine + [row_id(r) for r in dead]) == sorted(java_ids(truth["messages"]))
+    assert [r["key"] for r in dead] == ["bad"] and "Avro" in dead[0]["error"]
+    want = {row_id(r): r for r in duck(ref, {})}
+    assert set(mine) == set(want)
+    cols = ("key", "id", "item", "price", "qty", "producer_name", "sequence_id", "partition")
+    for r in rows:
+        assert {c: r[c] for c in cols} == {c: want[row_id(r)][c] for c in cols}, row_id(r)
+        assert list(r["tags"] or []) == list(want[row_id(r)]["tags"] or [])
+    # The query's checkpoint: a rerun reads nothing new and writes nothing.
+    again = spark_export(rp, table)
+    assert "nothing new" in again.stdout, again.stdout
+    assert len(duck(table, {})) == len(rows)
+    # Upsert: each key's latest message, tombstones deleting, as in process.
+    spark_export(rp, latest, "--mode", "upsert", "--max-entries-per-commit", "10", "--on-entry-error", "dead-letter")
+    got = {r["key"]: (row_id(r), r["item"]) for r in duck(latest, {})}
+    ref_rows = {r["key"]: (row_id(r), r["item"]) for r in duck(ref_latest, {})}
+    assert got == ref_rows
+    assert {"k1", "k2"}.isdisjoint(got) and {"k0", "k3", "big"} <= set(got)
+
+
+def test_spark_export_refuses_iceberg_and_a_session_without_delta(orders: dict[str, Any], tmp_path: Path) -> None:
+    rp = orders["rp"]
+    bad = spark_export(rp, "iceberg:lake.pulsar.t", ok=False)
+    assert "writes Delta tables" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_spark_export_killed_then_rerun_leaves_no_duplicate_and_no_gap(orders: dict[str, Any], tmp_path: Path) -> None:
+    """The Spark export's driver (and its JVM) killed with SIGKILL once micro-batches have committed,
+    maybe during one; the rerun, from the same checkpoint, ends with every message once."""
+    rp = orders["rp"]
+    table = tmp_path / "killed"
+    cmd, env = spark_export_command(rp, f"delta:{table}", "--max-entries-per-commit", "2")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while len(list((table / "_delta_log").glob("*.json"))) < 4:
+            assert proc.poll() is None, "the export ended before it could be killed"
+            assert time.monotonic() < deadline, "no micro-batch committed in time"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    killed_at = len(list((table / "_delta_log").glob("*.json")))
+    spark_export(rp, f"delta:{table}")
+    rows = duck(f"delta:{table}", {})
+    ids = [row_id(r) for r in rows]
+    assert len(ids) == len(set(ids))
+    dead = [row_id(r) for r in duck(f"delta:{table}_dead_letters", {})]
+    assert sorted(ids + dead) == sorted(java_ids(orders["truth"]["messages"]))
+    assert len(list((table / "_delta_log").glob("*.json"))) > killed_at

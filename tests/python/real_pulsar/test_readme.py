@@ -24,6 +24,7 @@ import pulsar_entries as pe
 from pulsar_entries.cli import main
 from pulsar_entries.cli._real_pulsar import _produce
 
+from support.delta_jars import delta_jars
 from support.docblocks import README, ROOT, blocks, run_block
 
 ORDERS = "persistent://public/default/orders"
@@ -72,6 +73,9 @@ def where(real_pulsar_zk: Any, tmp_path_factory: pytest.TempPathFactory) -> tupl
         **os.environ,
         "PULSAR_METADATA_URL": url,
         "PULSAR_ADMIN_URL": rp.standalone.web_url,
+        # docs/tables.md's Spark export: Delta's jars as Maven resolved them (Spark's own resolution fails
+        # here on a local Maven cache holding a pom without its jar).
+        "DELTA_JARS": ",".join(delta_jars()),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     return cwd, env

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -287,8 +288,13 @@ def export_topic(
     batches.started.set()
     from pyspark.errors import StreamingQueryException
 
+    # Ctrl-C is noted and acted on between waits: raised inside a call to the JVM, it would break the
+    # gateway's connection (and py4j logs that with a traceback).
+    interrupted = threading.Event()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set()) if main else None
     try:
-        while query.isActive:
+        while query.isActive and not interrupted.is_set():
             if should_stop is not None and should_stop():
                 break
             try:
@@ -296,9 +302,13 @@ def export_topic(
             except StreamingQueryException:
                 break  # said below, in one line
     finally:
-        # Also on Ctrl-C: the micro-batch under way is stopped; its Delta commit lands whole or not at all.
+        # The micro-batch under way is stopped; its Delta commit lands whole or not at all.
         if query.isActive:
             query.stop()
+        if main:
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+    if interrupted.is_set():
+        raise KeyboardInterrupt
     error = query.exception()
     if error is not None:
         raise ExportError(f"export of {topic} to {target} on Spark: {_first_line(error)}") from None

@@ -592,3 +592,34 @@ def test_spark_export_killed_then_rerun_leaves_no_duplicate_and_no_gap(orders: d
     dead = [row_id(r) for r in duck(f"delta:{table}_dead_letters", {})]
     assert sorted(ids + dead) == sorted(java_ids(orders["truth"]["messages"]))
     assert len(list((table / "_delta_log").glob("*.json"))) > killed_at
+
+
+def test_spark_export_follows_until_ctrl_c(orders: dict[str, Any], tmp_path: Path) -> None:
+    """``--follow`` on Spark: a micro-batch a second until Ctrl-C, which stops the query (its micro-batch
+    lands whole or not at all) and exits 130; by then the table holds the topic."""
+    rp = orders["rp"]
+    table = tmp_path / "followed"
+    cmd, env = spark_export_command(rp, f"delta:{table}", "--follow", "--poll-interval", "1")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    want = sorted(java_ids(orders["truth"]["messages"]))
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "the table never held the topic"
+            committed = [list((Path(f"{t}") / "_delta_log").glob("*.json")) for t in (table, f"{table}_dead_letters")]
+            if all(committed):  # both tables have a commit (a log folder comes before its first commit)
+                got = [row_id(r) for r in duck(f"delta:{table}", {})]
+                dead = [row_id(r) for r in duck(f"delta:{table}_dead_letters", {})]
+                if sorted(got + dead) == want:
+                    break
+            time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err[-2000:]
+    assert "export stopped: the table holds the micro-batches the query committed" in err and "Traceback" not in err
+    assert sorted(row_id(r) for r in duck(f"delta:{table}", {})) == sorted(set(want) - set(dead))

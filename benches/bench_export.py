@@ -101,6 +101,9 @@ def main() -> int:
     ap.add_argument("--big", action="store_true", help="also a topic 8x as large, for the peak RSS")
     ap.add_argument("--spark", action="store_true", help="also the export on Spark (Delta), append and upsert")
     ap.add_argument("--spark-entries", type=int, default=2_000, help="entries per micro-batch on Spark")
+    ap.add_argument(
+        "--sides", help="only these sides, comma-separated (decode,append,upsert,spark-append,spark-upsert)"
+    )
     args = ap.parse_args()
     jars = ""
     if args.spark:
@@ -122,6 +125,8 @@ def main() -> int:
             produce(lib, classes, sa, topic, args, messages, workdir / "java.log", keys=args.keys)
             print(f"topic {label}: {messages:,} messages written in {time.perf_counter() - t:.0f} s", flush=True)
             sides = ["decode", "append", "upsert"] + (["spark-append", "spark-upsert"] if args.spark else [])
+            if args.sides:
+                sides = [s for s in sides if s in args.sides.split(",")]
             results: dict[str, list[dict[str, Any]]] = {s: [] for s in sides}
             rounds = args.rounds if label == "1x" else 1
             for r in range(rounds):
@@ -133,7 +138,7 @@ def main() -> int:
                         f"peak RSS {got['peak'] >> 20} MiB",
                         flush=True,
                     )
-            base = statistics.median(g["seconds"] for g in results["decode"])
+            base = statistics.median(g["seconds"] for g in results["decode"]) if results.get("decode") else float("nan")
             print(
                 f"\n| {label}: side | median s | messages/s | vs read+decode | peak RSS MiB |\n|---|---:|---:|---:|---:|"
             )

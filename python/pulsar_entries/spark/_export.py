@@ -121,7 +121,8 @@ class _Batches:
                     .filter(F.col("__pulsar_entries_rank") == 1)
                     .drop("__pulsar_entries_rank")
                 )
-            messages = messages.persist()
+            # Upsert reads its ranked rows several times: kept once. Append's are a filter of the kept batch.
+            messages = messages.persist() if self.mode == "upsert" else messages
             try:
                 tomb = F.coalesce(F.length("value"), F.lit(0)) == 0
                 untyped = F.col("error").isNotNull() & ~tomb
@@ -146,7 +147,8 @@ class _Batches:
                     stats.rows = rows.count() - stats.deleted
                     self._merge(rows, cols, app, batch_id)
             finally:
-                messages.unpersist()
+                if self.mode == "upsert":
+                    messages.unpersist()
             with self.lock:
                 self.total.add(stats)
         finally:

@@ -218,7 +218,10 @@ def test_cli_spark_export_settings_and_its_one_line_errors(capsys: Any) -> None:
             "--spark-conf must be KEY=VALUE",
         ),
         (["--engine", "spark", *base, "--to", "iceberg:lake.ns.t"], "writes Delta tables"),
-    ]
+        ([*base, "--to", "delta:/tmp/x", "--strategy", "first-wins"], "give --mode upsert"),
+        (["--engine", "spark", *base, "--to", "delta:/tmp/x", "--mode", "upsert", "--strategy", "first-wins"],
+         "has no --strategy yet"),
+    ]  # fmt: skip
     for args, message in cases:
         assert main(args) != 0
         err = capsys.readouterr().err

@@ -245,6 +245,11 @@ def test_cli_spark_export_settings_and_its_one_line_errors(capsys: Any) -> None:
         "maxEntriesPerTrigger": "7",
         "failOnDataLoss": "false",
     }
+    # A ZooKeeper user's password: the file, else the variable the CLI reads it from (named, never copied).
+    ns.zk_digest_user = "reader"
+    assert stream_options(ns, None)["zkPasswordEnv"] == "PULSAR_ENTRIES_ZK_PASSWORD"
+    ns.zk_password_file = "/pw"
+    assert "zkPasswordEnv" not in stream_options(ns, None) and stream_options(ns, None)["zkPasswordFile"] == "/pw"
 
 
 def test_a_failed_spark_export_says_what_its_micro_batch_raised() -> None:

@@ -13,6 +13,7 @@ from ..export._tables import DELTA_CONF, DELTA_PACKAGE, ExportError
 from ._errors import CliError
 from ._progress import Bar, progress
 from ._topic import (
+    ZK_PASSWORD_ENV,
     add_cluster_options,
     add_crypto_option,
     admin_access,
@@ -109,8 +110,7 @@ def spark_conf(args: argparse.Namespace) -> dict[str, str]:
 
 def stream_options(args: argparse.Namespace, keys: dict[str, str] | None) -> dict[str, str]:
     """The cluster options as ``spark.readStream.format("pulsar")``'s."""
-    if args.bookie_dir:
-        raise CliError("export reads a live cluster (--bookie-dir is a stopped one, which does not grow)")
+    zk_user = args.zk_digest_user or args.zk_sasl_user
     given = {
         "metadataUrl": args.metadata_url,
         "adminToken": args.admin_token,
@@ -124,6 +124,8 @@ def stream_options(args: argparse.Namespace, keys: dict[str, str] | None) -> dic
         "zkDigestUser": args.zk_digest_user,
         "zkSaslUser": args.zk_sasl_user,
         "zkPasswordFile": args.zk_password_file,
+        # As in process: without a file, the password is in this variable (read where the source runs).
+        "zkPasswordEnv": ZK_PASSWORD_ENV if zk_user and not args.zk_password_file else None,
         "bookkeeperTLSTrustCertsFilePath": args.bookkeeper_tls_trust_certs_file,
         "bookkeeperTLSCertificateFilePath": args.bookkeeper_tls_certificate_file,
         "bookkeeperTLSKeyFilePath": args.bookkeeper_tls_key_file,

@@ -200,7 +200,7 @@ def commit_note(total: Any, lag: int, *, upsert: bool = False) -> str:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    from ..export import ExportError, ExportStats, export_topic
+    from ..export import ExportStats, export_topic
 
     if not args.metadata_url:
         raise CliError(

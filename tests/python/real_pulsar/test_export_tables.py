@@ -23,6 +23,7 @@ import pulsar_entries as pe
 from pulsar_entries.export import ExportError, export_topic
 
 from .conftest import BUCKET, NS, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, _compact, _java, _offload
+from support.cli import s3_env
 
 pytestmark = [pytest.mark.real_pulsar]
 
@@ -55,6 +56,16 @@ def orders(real_pulsar: Any, tmp_path_factory: Any) -> dict[str, Any]:
     )
     truth = json.loads((work / "truth.json").read_text())[NAME]
     return {"rp": rp, "offloaded": offloaded, "produced": produced, "truth": truth}
+
+
+def cluster_args(rp: Any) -> list[str]:
+    """The CLI's options for the fixture's cluster: its metadata store and its offload bucket (``where``'s)."""
+    return [
+        "--metadata-url",
+        f"rocksdb:{rp.standalone.metadata_dir}",
+        "--offload-uri",
+        f"s3://{BUCKET}?endpoint_override=127.0.0.1:{rp.moto.port}&scheme=http",
+    ]
 
 
 def where(rp: Any) -> dict[str, Any]:
@@ -432,18 +443,13 @@ def test_cli_export_follows_until_ctrl_c_and_a_rerun_goes_on(orders: dict[str, A
         NAME,
         "--to",
         f"delta:{out}",
-        "--metadata-url",
-        f"rocksdb:{rp.standalone.metadata_dir}",
-        "--offload-uri",
-        f"s3://{BUCKET}?endpoint_override=127.0.0.1:{rp.moto.port}&scheme=http",
+        *cluster_args(rp),
         "--max-entries-per-commit",
         "3",
         "--poll-interval",
         "0.2",
     ]
-    env = dict(
-        os.environ, AWS_ACCESS_KEY_ID=S3_ACCESS_KEY, AWS_SECRET_ACCESS_KEY=S3_SECRET_KEY, AWS_DEFAULT_REGION=S3_REGION
-    )
+    env = s3_env()
     proc = subprocess.Popen([*cmd, "--follow"], stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stderr is not None
@@ -506,16 +512,12 @@ def spark_export_command(rp: Any, table: str, *extra: str) -> tuple[list[str], d
     cmd = [
         sys.executable, "-m", "pulsar_entries", "--quiet", "--engine", "spark", "--master", "local[2]",
         "export", "--topic", NAME, "--to", table,
-        "--metadata-url", f"rocksdb:{rp.standalone.metadata_dir}",
-        "--offload-uri", f"s3://{BUCKET}?endpoint_override=127.0.0.1:{rp.moto.port}&scheme=http",
+        *cluster_args(rp),
         "--spark-conf", "spark.jars=" + ",".join(delta_jars()),
         "--spark-conf", "spark.ui.enabled=false",
         *extra,
     ]  # fmt: skip
-    env = dict(
-        os.environ, AWS_ACCESS_KEY_ID=S3_ACCESS_KEY, AWS_SECRET_ACCESS_KEY=S3_SECRET_KEY, AWS_DEFAULT_REGION=S3_REGION
-    )
-    return cmd, env
+    return cmd, s3_env()
 
 
 def spark_export(rp: Any, table: str, *extra: str, ok: bool = True) -> subprocess.CompletedProcess[str]:

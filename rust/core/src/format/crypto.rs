@@ -462,6 +462,74 @@ mod tests {
         assert_eq!(format!("{keys:?}"), "CryptoKeys { names: [] }");
     }
 
+    /// BouncyCastle's ECIES as Pulsar's producer wraps a data key for `public`,
+    /// with a fixed ephemeral scalar (a test has no need of a random one).
+    fn ecies_wrap(public: &p256::PublicKey, ephemeral: u8, data_key: &[u8]) -> Vec<u8> {
+        use p256::elliptic_curve::sec1::ToEncodedPoint;
+        let eph = p256::SecretKey::from_slice(&[ephemeral; 32]).unwrap();
+        let v = eph.public_key().to_encoded_point(false).as_bytes().to_vec();
+        let z = p256::ecdh::diffie_hellman(eph.to_nonzero_scalar(), public.as_affine());
+        let k = kdf2_sha1(
+            &[&v[..], &z.raw_secret_bytes()[..]].concat(),
+            data_key.len() + 16,
+        );
+        let c: Vec<u8> = data_key.iter().zip(&k[16..]).map(|(a, b)| a ^ b).collect();
+        let mut mac = <Hmac<Sha1> as Mac>::new_from_slice(&k[..16]).unwrap();
+        mac.update(&c);
+        mac.update(&[0u8; 8]);
+        [v, c, mac.finalize().into_bytes().to_vec()].concat()
+    }
+
+    #[test]
+    fn names_that_wrap_different_data_keys_are_each_tried_on_the_payload() {
+        // A Java producer that replaces its data key while sending (its key task and
+        // `encrypt` share no lock) can list a name wrapping the old key before one
+        // wrapping the key the payload was encrypted with.
+        let secret = p256::SecretKey::from_slice(&[3u8; 32]).unwrap();
+        let (old, new) = ([1u8; 32], [2u8; 32]);
+        let iv = [9u8; IV_LEN];
+        let payload = Aes256Gcm::new_from_slice(&new)
+            .unwrap()
+            .encrypt(Nonce::from_slice(&iv), &b"the message"[..])
+            .unwrap();
+        let md = crate::proto::MessageMetadata {
+            producer_name: "p".into(),
+            encryption_keys: vec![
+                crate::proto::EncryptionKeys {
+                    key: "first".into(),
+                    value: ecies_wrap(&secret.public_key(), 5, &old),
+                    metadata: vec![],
+                },
+                crate::proto::EncryptionKeys {
+                    key: "second".into(),
+                    value: ecies_wrap(&secret.public_key(), 6, &new),
+                    metadata: vec![],
+                },
+            ],
+            encryption_param: Some(iv.to_vec()),
+            ..Default::default()
+        };
+        let raw = prost::Message::encode_to_vec(&md);
+        let view = MessageMetadataView::parse(&raw, 0).unwrap();
+        let key = || PrivateKey::Ec(EcKey::P256(secret.clone()));
+        let mut both = CryptoKeys::new();
+        both.keys.push(("first".into(), key()));
+        both.keys.push(("second".into(), key()));
+        assert_eq!(both.decrypt(&view, &payload).unwrap(), b"the message");
+        let mut any = CryptoKeys::new();
+        any.keys.push((ANY_KEY.into(), key()));
+        assert_eq!(any.decrypt(&view, &payload).unwrap(), b"the message");
+        // Holding the first name only, the row says which name failed and how.
+        let mut first = CryptoKeys::new();
+        first.keys.push(("first".into(), key()));
+        let err = first.decrypt(&view, &payload).unwrap_err();
+        assert_eq!(
+            err,
+            "cannot decrypt: \"first\": the AES-GCM tag does not verify with its data key \
+             (payload or key altered); \"second\": no private key given"
+        );
+    }
+
     #[test]
     fn kdf2_and_ecies_framing() {
         // KDF2-SHA1 of "abc": SHA-1("abc" || 00000001) || SHA-1("abc" || 00000002) ...

@@ -167,6 +167,48 @@ def test_a_table_takes_new_and_widened_columns_and_refuses_a_changed_type(tmp_pa
         assert table.progress("t") == Progress("t", 2, {"t": (1, 2)}, {"t": (1, 2)})
 
 
+def test_an_iceberg_micro_batch_commits_once_per_query_and_batch(tmp_path: Any) -> None:
+    """The Spark export's Iceberg commits: a micro-batch Spark runs again (after a crash, from its
+    checkpoint) is skipped by what the snapshots record; another query's batches are its own; an
+    upsert batch replaces its keys' rows and a tombstone deletes."""
+    from pulsar_entries.export._tables import TOMBSTONE, IcebergTable
+
+    table = IcebergTable(TableTarget.parse("iceberg:lake.ns.t"), warehouse=str(tmp_path / "wh"))
+
+    def rows(keys: list[str], entry: int, dead: list[bool] | None = None) -> pa.Table:
+        n = len(keys)
+        t = pa.table(
+            {
+                "partition": pa.array([-1] * n, pa.int32()),
+                "key": keys,
+                "ledger_id": pa.array([1] * n, pa.int64()),
+                "entry_id": pa.array([entry + i for i in range(n)], pa.int64()),
+                "batch_index": pa.array([None] * n, pa.int32()),
+                "v": [f"{k}@{entry}" for k in keys],
+            }
+        )
+        return t if dead is None else t.append_column(TOMBSTONE, pa.array(dead))
+
+    def current() -> list[tuple[str, str]]:
+        return sorted(zip(*(table._table.scan().to_arrow()[c].to_pylist() for c in ("key", "v"))))
+
+    assert table.batch_done("q1") is None
+    assert table.commit_batch(rows(["a", "b"], 0), "q1", 0)
+    assert table.commit_batch(rows(["c"], 2), "q1", 1)
+    assert not table.commit_batch(rows(["c"], 2), "q1", 1)  # run again: nothing written
+    assert not table.commit_batch(rows(["a", "b"], 0), "q1", 0)
+    assert table.batch_done("q1") == 1 and len(current()) == 3
+    assert table.commit_batch(rows(["d"], 3), "q2", 0)  # another query (a new checkpoint)
+    assert table.batch_done("q1") == 1 and table.batch_done("q2") == 0 and len(current()) == 4
+
+    up = IcebergTable(TableTarget.parse("iceberg:lake.ns.u"), warehouse=str(tmp_path / "wh"))
+    table = up
+    assert up.commit_batch(rows(["a", "b"], 0, [False, False]), "q", 0, upsert=True)
+    assert up.commit_batch(rows(["a", "b"], 5, [False, True]), "q", 1, upsert=True)
+    assert not up.commit_batch(rows(["a"], 9, [False]), "q", 1, upsert=True)
+    assert current() == [("a", "a@5")]
+
+
 def test_the_export_progress_line_and_bar(capsys: pytest.CaptureFixture[str]) -> None:
     """Logs get one line per commit; a terminal gets a tqdm bar of the entries exported against those
     plus the lag, with bytes, rates, time left and the commit's figures."""
@@ -207,6 +249,8 @@ def test_cli_spark_export_settings_and_its_one_line_errors(capsys: Any) -> None:
     assert conf == {"spark.ui.enabled": "false", "spark.jars.packages": DELTA_PACKAGE, **DELTA_CONF}
     conf = spark_conf(argparse.Namespace(spark_conf=["spark.jars=/j/a.jar,/j/b.jar"]))
     assert conf["spark.jars"] == "/j/a.jar,/j/b.jar" and "spark.jars.packages" not in conf
+    # An Iceberg table is committed through pyiceberg: the session gets no Delta.
+    assert spark_conf(argparse.Namespace(spark_conf=["a=b"]), delta=False) == {"a": "b"}
     base = ["export", "--topic", "orders", "--metadata-url", "zk:127.0.0.1:1"]
     cases = [
         (
@@ -217,10 +261,10 @@ def test_cli_spark_export_settings_and_its_one_line_errors(capsys: Any) -> None:
             ["--engine", "spark", *base, "--to", "delta:/tmp/x", "--spark-conf", "nokey"],
             "--spark-conf must be KEY=VALUE",
         ),
-        (["--engine", "spark", *base, "--to", "iceberg:lake.ns.t"], "writes Delta tables"),
         ([*base, "--to", "delta:/tmp/x", "--strategy", "first-wins"], "give --mode upsert"),
-        (["--engine", "spark", *base, "--to", "delta:/tmp/x", "--mode", "upsert", "--strategy", "first-wins"],
-         "has no --strategy yet"),
+        (["--engine", "spark", *base, "--to", "delta:/tmp/x", "--strategy", "first-wins"], "give --mode upsert"),
+        (["--engine", "spark", *base, "--to", "delta:/tmp/x", "--mode", "upsert", "--strategy", "best-wins"],
+         "--strategy must be one of"),
     ]  # fmt: skip
     for args, message in cases:
         assert main(args) != 0

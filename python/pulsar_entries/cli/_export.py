@@ -1,5 +1,5 @@
 """``pulsar-entries export``: a topic kept as a Delta or Iceberg table, in process (see
-:mod:`pulsar_entries.export`) or, with ``--engine spark``, as a Delta table by a Spark streaming
+:mod:`pulsar_entries.export`) or, with ``--engine spark``, as a Delta or Iceberg table by a Spark streaming
 query (see :func:`pulsar_entries.spark.export_topic`)."""
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ from ._topic import (
 def add_export_parser(sub: Any) -> None:
     e = sub.add_parser(
         "export",
-        help="keep a topic as a Delta Lake or Iceberg table, exactly once (append or upsert), in process or "
-        "on Spark (Delta)",
+        help="keep a topic as a Delta Lake or Iceberg table, exactly once (append or upsert), in process or on Spark",
         description="Export a topic straight from its storage into a table, exactly once: a rerun (or --follow) "
         "goes on from what the table's own commits record. Messages the topic's schema cannot read go to "
         "<table>_dead_letters.",
@@ -81,26 +80,30 @@ def add_export_parser(sub: Any) -> None:
         "--spark-conf",
         action="append",
         metavar="KEY=VALUE",
-        help="--engine spark: a Spark setting (repeatable), as spark-submit's --conf; by default the session "
-        f"gets Delta Lake by spark.jars.packages={DELTA_PACKAGE}",
+        help="--engine spark: a Spark setting (repeatable), as spark-submit's --conf; for a Delta table the "
+        f"session gets Delta Lake by spark.jars.packages={DELTA_PACKAGE} unless spark.jars(.packages) is given",
     )
     e.add_argument(
         "--checkpoint",
-        help="--engine spark: the streaming query's checkpoint (default: _pulsar_entries_checkpoint in the table)",
+        help="--engine spark: the streaming query's checkpoint (default: _pulsar_entries_checkpoint in a Delta "
+        "table; _pulsar_entries_checkpoints/<table> in an Iceberg warehouse)",
     )
     add_cluster_options(e, read_compacted=False, topic=False)
     add_crypto_option(e)
     e.set_defaults(func=cmd_export)
 
 
-def spark_conf(args: argparse.Namespace) -> dict[str, str]:
-    """``--spark-conf`` as settings, with Delta Lake's unless the jars are given another way."""
+def spark_conf(args: argparse.Namespace, *, delta: bool = True) -> dict[str, str]:
+    """``--spark-conf`` as settings, with Delta Lake's for a Delta table (its jars unless given
+    another way)."""
     conf: dict[str, str] = {}
     for spec in args.spark_conf or []:
         key, sep, value = spec.partition("=")
         if not sep or not key.strip():
             raise CliError(f"--spark-conf must be KEY=VALUE, not {spec!r}")
         conf[key.strip()] = value
+    if not delta:
+        return conf
     if "spark.jars" not in conf and "spark.jars.packages" not in conf:
         conf["spark.jars.packages"] = DELTA_PACKAGE
     for key, value in DELTA_CONF.items():
@@ -141,19 +144,13 @@ def stream_options(args: argparse.Namespace, keys: dict[str, str] | None) -> dic
     return {k: v for k, v in given.items() if v is not None}
 
 
-def export_on_spark(args: argparse.Namespace, topic: str, keys: dict[str, str] | None) -> None:
-    """``export --engine spark``: the topic into a Delta table by a streaming query."""
+def export_on_spark(args: argparse.Namespace, topic: str, keys: dict[str, str] | None, strategy: Any) -> None:
+    """``export --engine spark``: the topic into a Delta or Iceberg table by a streaming query."""
     from ._engines import SparkEngine
 
     options = stream_options(args, keys)
-    if args.strategy:
-        raise CliError("export --engine spark has no --strategy yet: export with a strategy in process (drop --engine)")
-    if not args.to.lower().startswith("delta:"):
-        raise CliError(
-            f"export --engine spark writes Delta tables (no released iceberg-spark-runtime supports Spark 4.2): "
-            f"{args.to}: export Iceberg tables in process (drop --engine)"
-        )
-    engine = SparkEngine(progress(args), args.master, args.debug, conf=spark_conf(args))
+    delta = args.to.lower().startswith("delta:")
+    engine = SparkEngine(progress(args), args.master, args.debug, conf=spark_conf(args, delta=delta))
     print(f"engine: {engine.describe()}", file=sys.stderr)
     try:
         total = engine.ps.export_topic(
@@ -166,6 +163,9 @@ def export_on_spark(args: argparse.Namespace, topic: str, keys: dict[str, str] |
             follow=args.follow,
             poll_interval=args.poll_interval,
             on_entry_error=args.on_entry_error,
+            strategy=strategy,
+            warehouse=args.warehouse,
+            catalog_uri=args.catalog_uri,
         )
     except KeyboardInterrupt:
         print("export stopped: the table holds the micro-batches the query committed", file=sys.stderr)
@@ -211,16 +211,16 @@ def cmd_export(args: argparse.Namespace) -> None:
         raise CliError("export reads a live cluster (--bookie-dir is a stopped one, which does not grow)")
     topic = topic_name(args.topic)
     keys = crypto_key_files(args)
-    if args.engine == "spark":
-        export_on_spark(args, topic, keys)
-        return
-    if args.spark_conf or args.checkpoint:
-        raise CliError("--spark-conf and --checkpoint are for --engine spark")
     if args.strategy and args.mode != "upsert":
         raise CliError("--strategy decides between a key's values: give --mode upsert")
     from ._commands import parse_strategy
 
     strategy = parse_strategy(args.strategy)
+    if args.engine == "spark":
+        export_on_spark(args, topic, keys, strategy)
+        return
+    if args.spark_conf or args.checkpoint:
+        raise CliError("--spark-conf and --checkpoint are for --engine spark")
     read = offload_location(args)
     addresses = bookie_addresses(args)
     tty = progress(args)

@@ -521,44 +521,7 @@ class Exporter:
                 f"{self.target}: kept without a strategy (it has no value column); a strategy needs a table it kept "
                 "from the start"
             )
-        # (partition, key) -> [value or None, position, winning row or None, merged value or None]
-        state: dict[tuple[int, str], list[Any]] = {}
-        for p, k, led, e, b, v in zip(*(current[c].to_pylist() for c in cols)):
-            state[(p, k)] = [v or None, (led, e, -1 if b is None else b), None, None]
-        ids = pa.array(np.arange(rows.num_rows, dtype=np.int64))
-        order = rows.select(["partition", "key", "ledger_id", "entry_id", "batch_index"]).append_column("i", ids)
-        order = order.sort_by(
-            [("partition", "ascending"), ("key", "ascending"), ("ledger_id", "ascending"),
-             ("entry_id", "ascending"), ("batch_index", "ascending")]
-        )  # fmt: skip
-        values = rows["value"].to_pylist()
-        adapter = self.strategy
-        for p, k, led, e, b, i in zip(*(order[c].to_pylist() for c in order.column_names)):
-            pos, cur = (led, e, -1 if b is None else b), values[i] or None
-            st = state.get((p, k))
-            if st is not None and pos <= st[1]:
-                continue  # older than what the table holds (a transaction decided after a newer message)
-            prev = None if st is None else st[0]
-            try:
-                if adapter.keep_left_raw(prev, cur):
-                    continue
-                merged = (
-                    adapter.merge_raw(prev, cur)
-                    if cur is not None and prev is not None and adapter.merge_enabled
-                    else None
-                )
-            except Exception as err:
-                raise ExportError(
-                    f"export of {self.topic}: the strategy failed on key {k!r} of partition {p} at {led}:{e}: {err}"
-                ) from None
-            state[(p, k)] = [merged if merged is not None else cur, pos, i, merged]
-        won = sorted((st[2], st[3]) for st in state.values() if st[2] is not None)
-        out = rows.take(pa.array([i for i, _ in won], pa.int64()))
-        if any(m is not None for _, m in won):
-            new = [m if m is not None else v for (_, m), v in zip(won, out["value"].to_pylist())]
-            at = out.schema.get_field_index("value")
-            out = out.set_column(at, out.schema.field(at), pa.array(new, out.schema.field(at).type))
-        return out
+        return fold_strategy(rows, current, self.strategy, f"export of {self.topic}")[0]
 
     # ------------------------------------------------------------------ the whole run
 
@@ -655,3 +618,50 @@ def _status_row(partition: int, pos: Position, error: str) -> pa.Table:
     row: dict[str, list[Any]] = {f.name: [None] for f in DEAD_LETTER_SCHEMA}
     row.update(partition=[partition], ledger_id=[pos[0]], entry_id=[pos[1]], error=[error])
     return pa.table(row, schema=DEAD_LETTER_SCHEMA)
+
+
+def fold_strategy(rows: pa.Table, current: pa.Table, adapter: Any, where: str) -> tuple[pa.Table, list[bool]]:
+    """A PIP-215 strategy's upsert of ``rows`` (keyed messages with their ``value`` bytes) onto a
+    table whose rows for those keys are ``current`` (positions and ``value``): per (partition, key),
+    the table's value, then the messages in position order, folded as ``compact(strategy=...)``
+    folds them (a rejected message is dropped; an accepted tombstone deletes; with merging, the kept
+    value is ``merge(prev, cur)`` at the latest contributing message's position). Returns the rows
+    whose outcome changes the table (each changed key's winning message, its value merged where
+    merged) and, per row, whether its value was merged."""
+    cols = ("partition", "key", "ledger_id", "entry_id", "batch_index", "value")
+    # (partition, key) -> [value or None, position, winning row or None, merged value or None]
+    state: dict[tuple[int, str], list[Any]] = {}
+    for p, k, led, e, b, v in zip(*(current[c].to_pylist() for c in cols)):
+        state[(p, k)] = [v or None, (led, e, -1 if b is None else b), None, None]
+    ids = pa.array(np.arange(rows.num_rows, dtype=np.int64))
+    order = rows.select(["partition", "key", "ledger_id", "entry_id", "batch_index"]).append_column("i", ids)
+    order = order.sort_by(
+        [("partition", "ascending"), ("key", "ascending"), ("ledger_id", "ascending"),
+         ("entry_id", "ascending"), ("batch_index", "ascending")]
+    )  # fmt: skip
+    values = rows["value"].to_pylist()
+    for p, k, led, e, b, i in zip(*(order[c].to_pylist() for c in order.column_names)):
+        pos, cur = (led, e, -1 if b is None else b), values[i] or None
+        st = state.get((p, k))
+        if st is not None and pos <= st[1]:
+            continue  # older than what the table holds (a transaction decided after a newer message)
+        prev = None if st is None else st[0]
+        try:
+            if adapter.keep_left_raw(prev, cur):
+                continue
+            merged = (
+                adapter.merge_raw(prev, cur) if cur is not None and prev is not None and adapter.merge_enabled else None
+            )
+        except Exception as err:
+            raise ExportError(
+                f"{where}: the strategy failed on key {k!r} of partition {p} at {led}:{e}: {err}"
+            ) from None
+        state[(p, k)] = [merged if merged is not None else cur, pos, i, merged]
+    won = sorted((st[2], st[3]) for st in state.values() if st[2] is not None)
+    out = rows.take(pa.array([i for i, _ in won], pa.int64()))
+    merged_rows = [m is not None for _, m in won]
+    if any(merged_rows):
+        new = [m if m is not None else v for (_, m), v in zip(won, out["value"].to_pylist())]
+        at = out.schema.get_field_index("value")
+        out = out.set_column(at, out.schema.field(at), pa.array(new, out.schema.field(at).type))
+    return out, merged_rows

@@ -29,6 +29,8 @@ from .._redact import redact_uri
 
 #: The commit property that holds an export's progress.
 PROGRESS_KEY = "pulsar-entries.export"
+#: Iceberg snapshot property: the Spark query and micro-batch a commit holds (``{"app", "version"}``).
+BATCH_KEY = "pulsar-entries.batch"
 #: Column name of the tombstone flag in an upsert's source rows (never written to a table).
 TOMBSTONE = "__pulsar_entries_tombstone"
 
@@ -501,12 +503,44 @@ class IcebergTable:
         *,
         upsert: bool = False,
     ) -> None:
+        self._write(rows, {PROGRESS_KEY: progress.to_json()}, upsert)
+
+    def batch_done(self, app: str) -> int | None:
+        """The highest micro-batch id the snapshots record as committed under ``app`` (a Spark
+        query's; Delta's ``txn`` does this for Delta tables), or None."""
+        if self._table is None:
+            return None
+        meta = self._table.metadata
+        snap = self._table.current_snapshot()
+        while snap is not None:
+            text = snap.summary.additional_properties.get(BATCH_KEY) if snap.summary else None
+            if text is not None:
+                try:
+                    done = json.loads(text)
+                    if done["app"] == app:
+                        return int(done["version"])
+                except (ValueError, KeyError, TypeError) as e:
+                    raise ExportError(f"{self.target}: the micro-batch it records is not readable ({e})") from None
+            snap = None if snap.parent_snapshot_id is None else meta.snapshot_by_id(snap.parent_snapshot_id)
+        return None
+
+    def commit_batch(self, rows: pa.Table, app: str, version: int, *, upsert: bool = False) -> bool:
+        """Commits ``rows`` as micro-batch ``version`` of ``app``, unless the table holds it already
+        (a batch Spark runs again after a crash): False then, and nothing is written."""
+        self.refresh()
+        done = self.batch_done(app)
+        if done is not None and version <= done:
+            return False
+        marker = json.dumps({"app": app, "version": version}, separators=(",", ":"))
+        self._write(rows, {BATCH_KEY: marker}, upsert)
+        return True
+
+    def _write(self, rows: pa.Table | None, props: dict[str, str], upsert: bool) -> None:
         import pyiceberg.expressions as expressions
         from pyiceberg.exceptions import CommitFailedException, ValidationError
 
         ice: Any = expressions  # its expressions take their terms positionally, as its docs show
 
-        props = {PROGRESS_KEY: progress.to_json()}
         data = None
         if rows is not None:
             rows = reconcile(self.schema(), rows, str(self.target))

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import pulsar_entries as pe
@@ -503,10 +505,14 @@ def test_zookeeper_cluster_topics_export_as_java_readers_receive_them(
         assert {r["partition"] for r in rows} == {0, 1, 2}
 
 
-# ------------------------------------------------------------------------------ on Spark (Delta)
+# ------------------------------------------------------------------------------ on Spark
 
 
-def spark_export_command(rp: Any, table: str, *extra: str) -> tuple[list[str], dict[str, str]]:
+#: The tests' strategies (``strategic_examples``), for a child's ``PYTHONPATH``.
+SUPPORT = str(Path(__file__).resolve().parents[1] / "support")
+
+
+def spark_export_command(rp: Any, table: str, *extra: str, path: str | None = None) -> tuple[list[str], dict[str, str]]:
     from support.delta_jars import delta_jars
 
     cmd = [
@@ -517,12 +523,17 @@ def spark_export_command(rp: Any, table: str, *extra: str) -> tuple[list[str], d
         "--spark-conf", "spark.ui.enabled=false",
         *extra,
     ]  # fmt: skip
-    return cmd, s3_env()
+    env = s3_env()
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (path, env.get("PYTHONPATH")) if p)
+    return cmd, env
 
 
-def spark_export(rp: Any, table: str, *extra: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+def spark_export(
+    rp: Any, table: str, *extra: str, ok: bool = True, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """``pulsar-entries export --engine spark`` in a child (its own Spark, with Delta's jars)."""
-    cmd, env = spark_export_command(rp, table, *extra)
+    cmd, env = spark_export_command(rp, table, *extra, path=path)
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert (done.returncode == 0) == ok, done.stderr[-3000:]
     return done
@@ -562,12 +573,92 @@ def test_spark_export_to_delta_equals_the_in_process_export(orders: dict[str, An
     ref_rows = {r["key"]: (row_id(r), r["item"]) for r in duck(ref_latest, {})}
     assert got == ref_rows
     assert {"k1", "k2"}.isdisjoint(got) and {"k0", "k3", "big"} <= set(got)
+    # A strategy that merges (each value as itself, so the latest wins): every kept value is a merged one,
+    # folded on the driver onto the table's values and typed again from its bytes. The table keeps the
+    # value bytes, and its typed columns are the latest-wins upsert's.
+    merged = f"delta:{tmp_path / 'spark_merged'}"
+    strategy = "strategic_examples:MergeKeepsCurrent"
+    spark_export(rp, merged, "--mode", "upsert", "--strategy", strategy, "--max-entries-per-commit", "10",
+                 "--on-entry-error", "dead-letter", path=SUPPORT)  # fmt: skip
+    rows = duck(merged, {})
+    assert {r["key"]: (row_id(r), r["item"], r["price"]) for r in rows} == {
+        r["key"]: (row_id(r), r["item"], r["price"]) for r in duck(ref_latest, {})
+    }
+    assert all(r["value"] for r in rows)
 
 
-def test_spark_export_refuses_iceberg_and_a_session_without_delta(orders: dict[str, Any], tmp_path: Path) -> None:
+def test_a_merged_value_is_typed_again_from_its_bytes(orders: dict[str, Any]) -> None:
+    """When a strategy merges, the Spark export types the merged value again (the source typed the
+    message's own): a row whose value became another message's gets that message's typed columns,
+    one whose value is not the schema's gets an error and null typed columns, the rest stay."""
+    from pulsar_entries.schemas import topic_schemas, typed
+    from pulsar_entries.spark._export import retype
+
     rp = orders["rp"]
-    bad = spark_export(rp, "iceberg:lake.pulsar.t", ok=False)
-    assert "writes Delta tables" in bad.stderr and "Traceback" not in bad.stderr
+    schema = topic_schemas(TOPIC, metadata_url=where(rp)["metadata_url"])
+    decoded = pe.reassemble_chunks(pe.decode(pe.read_topic(TOPIC, **where(rp)).drop_columns(["error"])))
+    rows = typed(decoded, schema, value_column=True)
+    rows = rows.filter(pc.is_valid(rows["item"]))
+    # Two messages written with one schema version, with different items.
+    version = rows["schema_version"][0]
+    same = rows.filter(pc.equal(rows["schema_version"], version))
+    a, b = same.slice(0, 1), next(same.slice(i, 1) for i in range(same.num_rows) if same["item"][i] != same["item"][0])
+    c = same.slice(1, 1)
+    columns = [name for name in rows.column_names if name not in decoded.column_names]
+    won = pa.concat_tables([a, b, c])
+    at = won.schema.get_field_index("value")
+    values = won["value"].to_pylist()
+    won = won.set_column(at, won.schema.field(at), pa.array([values[1], values[1], b"\xff\xff"], won["value"].type))
+    out = retype(won, [True, False, True], columns, schema).to_pylist()
+    unmerged, a_now, c_now = out
+    assert unmerged["item"] == b["item"][0].as_py() and unmerged["error"] is None
+    assert (a_now["ledger_id"], a_now["entry_id"]) == (a["ledger_id"][0].as_py(), a["entry_id"][0].as_py())
+    assert {k: a_now[k] for k in columns} == {k: b.to_pylist()[0][k] for k in columns} and a_now["error"] is None
+    assert c_now["error"] and all(c_now[k] is None for k in columns), c_now
+
+
+def test_spark_export_to_iceberg_equals_the_in_process_export(orders: dict[str, Any], tmp_path: Path) -> None:
+    """Iceberg on Spark (the executors read and type, the driver commits each micro-batch through
+    pyiceberg): the same rows and dead letters as the in-process export, once each; a rerun adds
+    nothing; upsert equals the in-process upsert key for key."""
+    rp, truth = orders["rp"], orders["truth"]
+    wh = {"warehouse": str(tmp_path / "warehouse")}
+    ref, ref_latest = "iceberg:lake.pulsar.ref", "iceberg:lake.pulsar.ref_latest"
+    export_topic(TOPIC, ref, **wh, **where(rp))
+    export_topic(TOPIC, ref_latest, mode="upsert", **wh, **where(rp))
+    table, latest = "iceberg:lake.pulsar.spark", "iceberg:lake.pulsar.spark_latest"
+    flags = ("--warehouse", wh["warehouse"], "--max-entries-per-commit", "10", "--on-entry-error", "dead-letter")
+    first = spark_export(rp, table, *flags)
+    assert "micro-batches" in first.stdout and "1 in the dead-letter table" in first.stdout, first.stdout
+    rows = duck(table, wh)
+    mine = sorted(row_id(r) for r in rows)
+    assert len(mine) == len(set(mine))
+    dead = duck(table + "_dead_letters", wh)
+    assert sorted(mine + [row_id(r) for r in dead]) == sorted(java_ids(truth["messages"]))
+    assert [r["key"] for r in dead] == ["bad"] and "Avro" in dead[0]["error"]
+    want = {row_id(r): r for r in duck(ref, wh)}
+    assert set(mine) == set(want)
+    cols = ("key", "id", "item", "price", "qty", "producer_name", "sequence_id", "partition")
+    for r in rows:
+        assert {c: r[c] for c in cols} == {c: want[row_id(r)][c] for c in cols}, row_id(r)
+    again = spark_export(rp, table, "--warehouse", wh["warehouse"])
+    assert "nothing new" in again.stdout, again.stdout
+    assert len(duck(table, wh)) == len(rows)
+    spark_export(rp, latest, "--mode", "upsert", *flags)
+    got = {r["key"]: (row_id(r), r["item"]) for r in duck(latest, wh)}
+    assert got == {r["key"]: (row_id(r), r["item"]) for r in duck(ref_latest, wh)}
+    assert {"k1", "k2"}.isdisjoint(got) and {"k0", "k3", "big"} <= set(got)
+    # A PIP-215 strategy on Spark, micro-batches of 5 entries: the table equals the in-process export
+    # with the same strategy (which equals compact(strategy=FirstWins()), tested above), value bytes too.
+    from pulsar_entries.strategies import FirstWins
+
+    first, ref_first = "iceberg:lake.pulsar.spark_first", "iceberg:lake.pulsar.ref_first"
+    export_topic(TOPIC, ref_first, mode="upsert", strategy=FirstWins(), **wh, **where(rp))
+    spark_export(rp, first, "--mode", "upsert", "--strategy", "first-wins", *flags[:2],
+                 "--max-entries-per-commit", "15", "--on-entry-error", "dead-letter")  # fmt: skip
+    view = {r["key"]: (r["ledger_id"], r["entry_id"], r["value"], r["item"]) for r in duck(first, wh)}
+    assert view == {r["key"]: (r["ledger_id"], r["entry_id"], r["value"], r["item"]) for r in duck(ref_first, wh)}
+    assert {k: v[:2] for k, v in view.items()} != {k: v[0][:2] for k, v in got.items()}  # not latest-wins
 
 
 def test_spark_export_killed_then_rerun_leaves_no_duplicate_and_no_gap(orders: dict[str, Any], tmp_path: Path) -> None:

@@ -37,3 +37,17 @@ class Exploding:
         if prev is not None:
             raise ValueError("strategy exploded on purpose")
         return False
+
+
+class MergeKeepsCurrent:
+    """Accepts every value and merges it as itself: the latest value wins, but every kept value is a
+    merged one (typed again from its bytes), so a merging export must equal a latest-wins one."""
+
+    def should_keep_left(self, prev: bytes | None, cur: bytes | None) -> bool:
+        return False
+
+    def is_merge_enabled(self) -> bool:
+        return True
+
+    def merge(self, prev: bytes, cur: bytes) -> bytes:
+        return bytes(cur)

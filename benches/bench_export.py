@@ -15,7 +15,9 @@ its own):
 * ``export upsert``: ``export_topic(mode="upsert")`` into a new Delta table (MERGE per commit);
 * with ``--spark``, ``spark append`` and ``spark upsert``: ``pulsar_entries.spark.export_topic`` on
   an embedded ``local[2]`` session with Delta's jars (resolved by Maven), micro-batches of
-  ``--spark-entries`` entries; timed from the call (the session's start is not counted).
+  ``--spark-entries`` entries; timed from the call (the session's start is not counted);
+  ``spark iceberg append`` and ``spark iceberg upsert`` the same into an Iceberg table (SQL catalog on
+  SQLite), committed by the driver through pyiceberg.
 
 Then the same for a topic 8x as large (``--messages`` x 8 with ``--big``) for the RSS: an export
 streams, so its peak RSS must not grow with the topic.
@@ -67,8 +69,12 @@ elif side.startswith("spark-"):
              .config("spark.driver.memory", "4g").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     t = time.perf_counter()
-    s = spark_export(spark, topic, "delta:" + out, mode=side[6:],
-                     options={"metadataUrl": url, "maxEntriesPerTrigger": sys.argv[6]})
+    if side.startswith("spark-iceberg-"):
+        table, mode, where = "iceberg:bench.pulsar.t", side[14:], {"warehouse": out}
+    else:
+        table, mode, where = "delta:" + out, side[6:], {}
+    s = spark_export(spark, topic, table, mode=mode,
+                     options={"metadataUrl": url, "maxEntriesPerTrigger": sys.argv[6]}, **where)
     rows = s.rows + s.deleted
 else:
     s = export_topic(topic, "delta:" + out, metadata_url=url, mode=side)
@@ -99,10 +105,14 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--big", action="store_true", help="also a topic 8x as large, for the peak RSS")
-    ap.add_argument("--spark", action="store_true", help="also the export on Spark (Delta), append and upsert")
+    ap.add_argument(
+        "--spark", action="store_true", help="also the export on Spark (Delta and Iceberg), append and upsert"
+    )
     ap.add_argument("--spark-entries", type=int, default=2_000, help="entries per micro-batch on Spark")
     ap.add_argument(
-        "--sides", help="only these sides, comma-separated (decode,append,upsert,spark-append,spark-upsert)"
+        "--sides",
+        help="only these sides, comma-separated (decode, append, upsert, spark-append, spark-upsert, "
+        "spark-iceberg-append, spark-iceberg-upsert)",
     )
     args = ap.parse_args()
     jars = ""
@@ -124,7 +134,8 @@ def main() -> int:
             t = time.perf_counter()
             produce(lib, classes, sa, topic, args, messages, workdir / "java.log", keys=args.keys)
             print(f"topic {label}: {messages:,} messages written in {time.perf_counter() - t:.0f} s", flush=True)
-            sides = ["decode", "append", "upsert"] + (["spark-append", "spark-upsert"] if args.spark else [])
+            spark_sides = ["spark-append", "spark-upsert", "spark-iceberg-append", "spark-iceberg-upsert"]
+            sides = ["decode", "append", "upsert"] + (spark_sides if args.spark else [])
             if args.sides:
                 sides = [s for s in sides if s in args.sides.split(",")]
             results: dict[str, list[dict[str, Any]]] = {s: [] for s in sides}

@@ -209,6 +209,18 @@ def test_an_iceberg_micro_batch_commits_once_per_query_and_batch(tmp_path: Any) 
     assert current() == [("a", "a@5")]
 
 
+def test_the_spark_export_progress_line() -> None:
+    from pulsar_entries.cli._export import spark_progress_line
+    from pulsar_entries.export import ExportStats
+
+    total = ExportStats(commits=4, rows=12_000, deleted=30, dead_letters=2, lag_entries=1_500)
+    assert spark_progress_line(total, 2_345.6, upsert=True) == (
+        "export: 4 micro-batches, 12,000 rows, 30 deleted, 2 dead letters, backlog 1,500 entries at the last plan, "
+        "2,346 rows/s"
+    )
+    assert ", 30 deleted" not in spark_progress_line(total, 1.0)
+
+
 def test_the_export_progress_line_and_bar(capsys: pytest.CaptureFixture[str]) -> None:
     """Logs get one line per commit; a terminal gets a tqdm bar of the entries exported against those
     plus the lag, with bytes, rates, time left and the commit's figures."""

@@ -518,10 +518,6 @@ def _stream_limits(limits: _native.ReassemblyOptions | None) -> _native.Reassemb
     return _native.ReassemblyOptions(max_pending=None, expire_after_ms=None, max_message_size=size)
 
 
-def _positions(messages: pa.Table) -> list[tuple[int, int]]:
-    return list(zip(messages["ledger_id"].to_pylist(), messages["entry_id"].to_pylist()))
-
-
 def _back_windows(segments: list[Segment]) -> Iterator[Segment]:
     """``segments`` (the entries before a range) as windows read back newest first, cut at
     multiples of ``BACK_SLICE`` so that the ranges of a stream read back through the same windows."""

@@ -152,6 +152,13 @@ def export_on_spark(args: argparse.Namespace, topic: str, keys: dict[str, str] |
     delta = args.to.lower().startswith("delta:")
     engine = SparkEngine(progress(args), args.master, args.debug, conf=spark_conf(args, delta=delta))
     print(f"engine: {engine.describe()}", file=sys.stderr)
+    started = time.monotonic()
+
+    def show(total: Any) -> None:
+        if not args.quiet:
+            rate = total.rows / max(1e-9, time.monotonic() - started)
+            print(spark_progress_line(total, rate, upsert=args.mode == "upsert"), file=sys.stderr, flush=True)
+
     try:
         total = engine.ps.export_topic(
             engine.spark,
@@ -163,6 +170,7 @@ def export_on_spark(args: argparse.Namespace, topic: str, keys: dict[str, str] |
             follow=args.follow,
             poll_interval=args.poll_interval,
             on_entry_error=args.on_entry_error,
+            on_batch=show,
             strategy=strategy,
             warehouse=args.warehouse,
             catalog_uri=args.catalog_uri,
@@ -186,6 +194,17 @@ def progress_line(total: Any, lag: int, rate: float, *, upsert: bool = False) ->
         f"{total.rows:,} rows"
         + (f", {total.deleted:,} deleted" if upsert else "")
         + f", {total.dead_letters:,} dead letters, lag {lag:,} entries, {rate:,.0f} entries/s"
+    )
+
+
+def spark_progress_line(total: Any, rate: float, *, upsert: bool = False) -> str:
+    """One line per committed micro-batch of an export on Spark: rows, dead letters, the backlog the
+    source saw when it planned the latest micro-batch, and the rate."""
+    return (
+        f"export: {total.commits} micro-batches, {total.rows:,} rows"
+        + (f", {total.deleted:,} deleted" if upsert else "")
+        + f", {total.dead_letters:,} dead letters, backlog {total.lag_entries:,} entries at the last plan, "
+        f"{rate:,.0f} rows/s"
     )
 
 

@@ -401,6 +401,7 @@ def export_topic(
     poll_interval: float = 1.0,
     on_entry_error: str = "stop",
     should_stop: Callable[[], bool] | None = None,
+    on_batch: Callable[[ExportStats], None] | None = None,
     strategy: Any = None,
     catalog_uri: str | None = None,
     warehouse: str | None = None,
@@ -416,7 +417,8 @@ def export_topic(
     Delta ignores); running again with the same checkpoint goes on from where the last run stopped.
     Without ``follow`` the query reads what the topic holds when it starts (``Trigger.AvailableNow``)
     and stops; with it, a micro-batch every ``poll_interval`` seconds until ``should_stop()`` is true
-    or Ctrl-C.
+    or Ctrl-C. ``on_batch`` is called on this thread with the totals so far after micro-batches
+    commit (``lag_entries``: the backlog, in entries, when the latest one was planned).
 
     ``strategy`` (upsert mode only) is a PIP-215 compaction strategy, as in process: each micro-batch's
     keyed messages are folded onto the table's values for their keys on the driver, with the same
@@ -473,6 +475,7 @@ def export_topic(
 
     # Ctrl-C is noted and acted on between waits: raised inside a call to the JVM, it would break the
     # gateway's connection (and py4j logs that with a traceback).
+    reported = 0
     interrupted = threading.Event()
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set()) if main else None
@@ -484,12 +487,16 @@ def export_topic(
                 query.awaitTermination(1)
             except StreamingQueryException:
                 break  # said below, in one line
+            if on_batch is not None:
+                reported = _report(batches, query, reported, on_batch)
     finally:
         # The micro-batch under way is stopped; its Delta commit lands whole or not at all.
         if query.isActive:
             query.stop()
         if main:
             signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+    if on_batch is not None:
+        _report(batches, query, reported, on_batch)
     if interrupted.is_set():
         raise KeyboardInterrupt
     error = query.exception()
@@ -511,6 +518,24 @@ def export_topic(
                     }
                 )
     return done
+
+
+def _report(batches: _Batches, query: Any, reported: int, on_batch: Callable[[ExportStats], None]) -> int:
+    """Calls ``on_batch`` with the totals when micro-batches committed since the last call; returns
+    how many have been reported."""
+    with batches.lock:
+        if batches.total.commits <= reported:
+            return reported
+        total = ExportStats()
+        total.add(batches.total)
+    progress = query.lastProgress or {}
+    for source in progress.get("sources", []):
+        latest = source.get("latestOffset")
+        latest = json.loads(latest) if isinstance(latest, str) else latest
+        if isinstance(latest, dict):
+            total.lag_entries += sum(int(v.get("backlogEntries", 0)) for v in latest.values() if isinstance(v, dict))
+    on_batch(total)
+    return total.commits
 
 
 _RAISED = re.compile(r"^\s*(?:E\s+)?([\w.]*(?:Error|Exception)): (.+)$")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -578,7 +579,7 @@ def test_spark_export_to_delta_equals_the_in_process_export(orders: dict[str, An
     # value bytes, and its typed columns are the latest-wins upsert's.
     merged = f"delta:{tmp_path / 'spark_merged'}"
     strategy = "strategic_examples:MergeKeepsCurrent"
-    spark_export(rp, merged, "--mode", "upsert", "--strategy", strategy, "--max-entries-per-commit", "10",
+    spark_export(rp, merged, "--mode", "upsert", "--strategy", strategy, "--max-entries-per-commit", "20",
                  "--on-entry-error", "dead-letter", path=SUPPORT)  # fmt: skip
     rows = duck(merged, {})
     assert {r["key"]: (row_id(r), r["item"], r["price"]) for r in rows} == {
@@ -655,7 +656,7 @@ def test_spark_export_to_iceberg_equals_the_in_process_export(orders: dict[str, 
     first, ref_first = "iceberg:lake.pulsar.spark_first", "iceberg:lake.pulsar.ref_first"
     export_topic(TOPIC, ref_first, mode="upsert", strategy=FirstWins(), **wh, **where(rp))
     spark_export(rp, first, "--mode", "upsert", "--strategy", "first-wins", *flags[:2],
-                 "--max-entries-per-commit", "15", "--on-entry-error", "dead-letter")  # fmt: skip
+                 "--max-entries-per-commit", "20", "--on-entry-error", "dead-letter")  # fmt: skip
     view = {r["key"]: (r["ledger_id"], r["entry_id"], r["value"], r["item"]) for r in duck(first, wh)}
     assert view == {r["key"]: (r["ledger_id"], r["entry_id"], r["value"], r["item"]) for r in duck(ref_first, wh)}
     assert {k: v[:2] for k, v in view.items()} != {k: v[0][:2] for k, v in got.items()}  # not latest-wins
@@ -693,6 +694,7 @@ def test_spark_export_follows_until_ctrl_c(orders: dict[str, Any], tmp_path: Pat
     rp = orders["rp"]
     table = tmp_path / "followed"
     cmd, env = spark_export_command(rp, f"delta:{table}", "--follow", "--poll-interval", "1")
+    cmd.remove("--quiet")  # its progress lines, one per committed micro-batch
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     want = sorted(java_ids(orders["truth"]["messages"]))
     try:
@@ -715,4 +717,7 @@ def test_spark_export_follows_until_ctrl_c(orders: dict[str, Any], tmp_path: Pat
             proc.wait()
     assert proc.returncode == 130, err[-2000:]
     assert "export stopped: the table holds the micro-batches the query committed" in err and "Traceback" not in err
+    lines = re.findall(r"export: (\d+) micro-batches, ([\d,]+) rows, ([\d,]+) dead letters, backlog", err)
+    assert lines, err[-2000:]
+    assert int(lines[-1][1].replace(",", "")) == len(want) - len(dead) and int(lines[-1][2]) == len(dead), lines
     assert sorted(row_id(r) for r in duck(f"delta:{table}", {})) == sorted(set(want) - set(dead))

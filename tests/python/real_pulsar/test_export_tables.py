@@ -531,10 +531,12 @@ def spark_export_command(rp: Any, table: str, *extra: str, path: str | None = No
 
 
 def spark_export(
-    rp: Any, table: str, *extra: str, ok: bool = True, path: str | None = None
+    rp: Any, table: str, *extra: str, ok: bool = True, path: str | None = None, quiet: bool = True
 ) -> subprocess.CompletedProcess[str]:
     """``pulsar-entries export --engine spark`` in a child (its own Spark, with Delta's jars)."""
     cmd, env = spark_export_command(rp, table, *extra, path=path)
+    if not quiet:
+        cmd.remove("--quiet")
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert (done.returncode == 0) == ok, done.stderr[-3000:]
     return done
@@ -629,9 +631,13 @@ def test_spark_export_to_iceberg_equals_the_in_process_export(orders: dict[str, 
     export_topic(TOPIC, ref_latest, mode="upsert", **wh, **where(rp))
     table, latest = "iceberg:lake.pulsar.spark", "iceberg:lake.pulsar.spark_latest"
     flags = ("--warehouse", wh["warehouse"], "--max-entries-per-commit", "10", "--on-entry-error", "dead-letter")
-    first = spark_export(rp, table, *flags)
+    first = spark_export(rp, table, *flags, quiet=False)
     assert "micro-batches" in first.stdout and "1 in the dead-letter table" in first.stdout, first.stdout
     rows = duck(table, wh)
+    # Without --quiet, a progress line per committed micro-batch; the last has the totals.
+    lines = re.findall(r"export: (\d+) micro-batches, ([\d,]+) rows, ([\d,]+) dead letters, backlog", first.stderr)
+    assert len(lines) >= 2, first.stderr[-3000:]
+    assert [int(n.replace(",", "")) for n in lines[-1][1:]] == [len(rows), 1], lines
     mine = sorted(row_id(r) for r in rows)
     assert len(mine) == len(set(mine))
     dead = duck(table + "_dead_letters", wh)
@@ -694,7 +700,6 @@ def test_spark_export_follows_until_ctrl_c(orders: dict[str, Any], tmp_path: Pat
     rp = orders["rp"]
     table = tmp_path / "followed"
     cmd, env = spark_export_command(rp, f"delta:{table}", "--follow", "--poll-interval", "1")
-    cmd.remove("--quiet")  # its progress lines, one per committed micro-batch
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     want = sorted(java_ids(orders["truth"]["messages"]))
     try:
@@ -717,7 +722,4 @@ def test_spark_export_follows_until_ctrl_c(orders: dict[str, Any], tmp_path: Pat
             proc.wait()
     assert proc.returncode == 130, err[-2000:]
     assert "export stopped: the table holds the micro-batches the query committed" in err and "Traceback" not in err
-    lines = re.findall(r"export: (\d+) micro-batches, ([\d,]+) rows, ([\d,]+) dead letters, backlog", err)
-    assert lines, err[-2000:]
-    assert int(lines[-1][1].replace(",", "")) == len(want) - len(dead) and int(lines[-1][2]) == len(dead), lines
     assert sorted(row_id(r) for r in duck(f"delta:{table}", {})) == sorted(set(want) - set(dead))

@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -472,18 +472,24 @@ class IcebergTable:
     def schema(self) -> pa.Schema | None:
         return None if self._table is None else self._table.schema().as_arrow()
 
-    def progress(self, topic: str) -> Progress | None:
+    def _recorded(self, key: str) -> Iterator[str]:
+        """The values of the snapshot property ``key``, newest first, along the current snapshot's
+        ancestry."""
         if self._table is None:
-            return None
+            return
         meta = self._table.metadata
         snap = self._table.current_snapshot()
         while snap is not None:
-            text = snap.summary.additional_properties.get(PROGRESS_KEY) if snap.summary else None
+            text = snap.summary.additional_properties.get(key) if snap.summary else None
             if text is not None:
-                p = Progress.from_json(text, str(self.target))
-                if p.topic == topic:
-                    return p
+                yield text
             snap = None if snap.parent_snapshot_id is None else meta.snapshot_by_id(snap.parent_snapshot_id)
+
+    def progress(self, topic: str) -> Progress | None:
+        for text in self._recorded(PROGRESS_KEY):
+            p = Progress.from_json(text, str(self.target))
+            if p.topic == topic:
+                return p
         return None
 
     def _create(self, schema: pa.Schema) -> None:
@@ -508,20 +514,13 @@ class IcebergTable:
     def batch_done(self, app: str) -> int | None:
         """The highest micro-batch id the snapshots record as committed under ``app`` (a Spark
         query's; Delta's ``txn`` does this for Delta tables), or None."""
-        if self._table is None:
-            return None
-        meta = self._table.metadata
-        snap = self._table.current_snapshot()
-        while snap is not None:
-            text = snap.summary.additional_properties.get(BATCH_KEY) if snap.summary else None
-            if text is not None:
-                try:
-                    done = json.loads(text)
-                    if done["app"] == app:
-                        return int(done["version"])
-                except (ValueError, KeyError, TypeError) as e:
-                    raise ExportError(f"{self.target}: the micro-batch it records is not readable ({e})") from None
-            snap = None if snap.parent_snapshot_id is None else meta.snapshot_by_id(snap.parent_snapshot_id)
+        for text in self._recorded(BATCH_KEY):
+            try:
+                done = json.loads(text)
+                if done["app"] == app:
+                    return int(done["version"])
+            except (ValueError, KeyError, TypeError) as e:
+                raise ExportError(f"{self.target}: the micro-batch it records is not readable ({e})") from None
         return None
 
     def commit_batch(self, rows: pa.Table, app: str, version: int, *, upsert: bool = False) -> bool:

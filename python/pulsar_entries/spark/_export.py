@@ -225,7 +225,7 @@ class _Batches:
         out = won.filter(keep).select(cols).append_column(_TOMBSTONE, tomb.filter(keep))
         stats.deleted = pc.sum(pc.cast(out[_TOMBSTONE], pa.int64())).as_py() or 0
         stats.rows = out.num_rows - stats.deleted
-        self.sink.merge(spark.createDataFrame(out), cols, app, batch_id)
+        self.sink.merge_arrow(spark, out, cols, app, batch_id)
 
     def _retyped(self, won: Any, merged: list[bool], cols: list[str]) -> Any:
         """``won`` with the rows whose value a strategy merged typed again, by the topic's schema
@@ -303,6 +303,10 @@ class _DeltaSink:
         keys = keyed.select("partition", "key").distinct()
         return table.join(keys, ["partition", "key"], "left_semi").select(*cols).toArrow()
 
+    def merge_arrow(self, spark: SparkSession, latest: Any, cols: list[str], app: str, version: int) -> None:
+        """:meth:`merge` of rows the driver holds (Arrow)."""
+        self.merge(spark.createDataFrame(latest), cols, app, version)
+
     def merge(self, latest: DataFrame, cols: list[str], app: str, version: int) -> None:
         """One MERGE of each (partition, key)'s latest message, committed under (``app``, ``version``)."""
         spark = latest.sparkSession
@@ -358,7 +362,12 @@ class _IcebergSink:
         return self.main.current(rows, cols)
 
     def merge(self, latest: DataFrame, cols: list[str], app: str, version: int) -> None:
-        rows = conform(latest.select(*cols, _TOMBSTONE).toArrow(), "iceberg")
+        self.merge_arrow(latest.sparkSession, latest.select(*cols, _TOMBSTONE).toArrow(), cols, app, version)
+
+    def merge_arrow(self, spark: SparkSession, latest: Any, cols: list[str], app: str, version: int) -> None:
+        """Rows the driver holds (Arrow, with the tombstone flag) committed as they are: no trip
+        through Spark."""
+        rows = conform(latest.select([*cols, _TOMBSTONE]), "iceberg")
         self.main.commit_batch(rows, app, version, upsert=True)
 
 
